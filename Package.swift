@@ -1,0 +1,53 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "favfs",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "favfs", targets: ["favfs"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // C shims: the only C in the project.
+        .systemLibrary(name: "CFuse", path: "CFuse", pkgConfig: "fuse3",
+                       providers: [.apt(["libfuse3-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+
+        // Transport: async libcurl, one multi handle on one thread.
+        .target(name: "Curl", dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")]),
+
+        // Provider core: items, placeholders, content cache; no FUSE, no protocol code.
+        .target(name: "FavFSCore", dependencies: [
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // One folder per protocol.
+        .target(name: "Providers", dependencies: ["FavFSCore", "Curl",
+                                                  .product(name: "Logging", package: "swift-log")]),
+
+        // FUSE low-level ops -> core calls; knows nothing of providers.
+        .target(name: "FUSEBridge", dependencies: ["CFuse", "FavFSCore",
+                                                   .product(name: "Logging", package: "swift-log")]),
+
+        .executableTarget(name: "favfs", dependencies: [
+            "FUSEBridge", "FavFSCore", "Providers",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // Real servers for tests (Apache mod_dav, ...), started on loopback by the tests themselves.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+
+        .testTarget(name: "FavFSCoreTests", dependencies: ["FavFSCore"]),
+        .testTarget(name: "CurlTests", dependencies: ["Curl", "TestSupport"]),
+        .testTarget(name: "ProvidersTests", dependencies: ["Providers", "FavFSCore", "Curl", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
+    ]
+)

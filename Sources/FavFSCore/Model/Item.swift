@@ -1,0 +1,38 @@
+import Foundation
+
+/// What an item is.
+public enum ItemKind: String, Sendable, Codable, Equatable {
+    case file, folder, symlink
+}
+
+/// An item's metadata as the remote reported it: what a placeholder keeps.
+public struct Item: Sendable, Equatable {
+    public var identifier: ItemIdentifier
+    public var kind: ItemKind
+    /// Content length in bytes (0 for folders).
+    public var size: Int64
+    /// Last modification, seconds since 1970; nil when the remote does not say.
+    public var modified: Double?
+    /// The remote's version of the content (an ETag, verbatim); nil when the remote has none.
+    /// Content cached for one version is never served for another.
+    public var version: String?
+    /// POSIX permission bits where the provider has them (SFTP, local); nil otherwise.
+    public var permissions: UInt16?
+    /// The target of a symlink.
+    public var symlinkTarget: String?
+
+    public init(identifier: ItemIdentifier, kind: ItemKind, size: Int64 = 0, modified: Double? = nil,
+                version: String? = nil, permissions: UInt16? = nil, symlinkTarget: String? = nil) {
+        self.identifier = identifier
+        self.kind = kind
+        self.size = size
+        self.modified = modified
+        self.version = version
+        self.permissions = permissions
+        self.symlinkTarget = symlinkTarget
+    }
+
+    public var name: String { identifier.name }
+    public var parent: ItemIdentifier? { identifier.parent }
+    public var isFolder: Bool { kind == .folder }
+}

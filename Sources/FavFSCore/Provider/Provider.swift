@@ -1,0 +1,93 @@
+/// What a provider can do beyond listing and reading. Operations a provider lacks are answered
+/// by the bridge with the right errno, never with a silent no-op.
+public struct ProviderCapabilities: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let write = ProviderCapabilities(rawValue: 1 << 0)
+    public static let rename = ProviderCapabilities(rawValue: 1 << 1)
+    public static let delete = ProviderCapabilities(rawValue: 1 << 2)
+    public static let createFolder = ProviderCapabilities(rawValue: 1 << 3)
+    public static let symlinks = ProviderCapabilities(rawValue: 1 << 4)
+    public static let quota = ProviderCapabilities(rawValue: 1 << 5)
+    public static let rangedReads = ProviderCapabilities(rawValue: 1 << 6)
+    public static let versions = ProviderCapabilities(rawValue: 1 << 7)
+}
+
+/// An opaque continuation token for listing a folder in pages (e.g. S3's ContinuationToken).
+public struct Page: Sendable, Hashable {
+    public let token: String
+    public init(_ token: String) { self.token = token }
+}
+
+/// One page of a folder listing.
+public struct EnumerationPage: Sendable {
+    /// The folder's children on this page. Names are valid (see `ItemIdentifier.validate`).
+    public var items: [Item]
+    /// The next page, or nil when this was the last.
+    public var nextPage: Page?
+    /// Entries the remote listed but that cannot be served, with the reason (already logged).
+    public var skipped: [(name: String, problem: ItemNameProblem)]
+
+    public init(items: [Item], nextPage: Page? = nil, skipped: [(name: String, problem: ItemNameProblem)] = []) {
+        self.items = items
+        self.nextPage = nextPage
+        self.skipped = skipped
+    }
+}
+
+/// Space at the remote, where it says.
+public struct Quota: Sendable, Equatable {
+    public var usedBytes: Int64?
+    public var availableBytes: Int64?
+    public init(usedBytes: Int64?, availableBytes: Int64?) {
+        self.usedBytes = usedBytes
+        self.availableBytes = availableBytes
+    }
+}
+
+/// Where a ranged read puts its bytes: a file descriptor (the content cache file), written with
+/// `pwrite` at the byte's own offset in the item. Nothing goes through Swift arrays.
+public struct ContentSink: Sendable {
+    public let fd: Int32
+    public init(fd: Int32) { self.fd = fd }
+}
+
+/// The one protocol every provider conforms to. Path-addressed: identifiers are paths below the
+/// remote's root. Providers throw `ProviderError` only, with remote and path filled in.
+public protocol Provider: Sendable {
+    /// The remote for messages and logs, never with credentials.
+    var remoteDescription: String { get }
+    var capabilities: ProviderCapabilities { get }
+
+    /// Lists one page of a folder's children.
+    func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage
+
+    /// Fetches one item's metadata.
+    func item(for identifier: ItemIdentifier) async throws -> Item
+
+    /// Reads `range` of `item`'s content into `sink` at the same offsets. When `item.version` is
+    /// set the read is pinned to it: a remote change gives `.versionChanged`, never mixed bytes.
+    /// Returns the range actually written: a server that ignores ranges sends the whole content,
+    /// which is written (from offset 0) and reported as such.
+    func readContents(of item: Item, range: Range<Int64>, into sink: ContentSink) async throws -> Range<Int64>
+
+    /// Space used and available, where the remote says; nil when it does not.
+    func quota() async throws -> Quota?
+}
+
+extension Provider {
+    public func quota() async throws -> Quota? { nil }
+
+    /// Lists every page of a folder.
+    public func enumerateAll(in folder: ItemIdentifier) async throws -> [Item] {
+        var items: [Item] = []
+        var page: Page? = nil
+        repeat {
+            let p = try await enumerateItems(in: folder, page: page)
+            items += p.items
+            page = p.nextPage
+        } while page != nil
+        return items
+    }
+}

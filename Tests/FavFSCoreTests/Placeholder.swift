@@ -1,0 +1,2 @@
+import XCTest
+final class FavFSCoreTestsPlaceholder: XCTestCase { func testNothing() {} }
