@@ -1,1 +1,225 @@
+import Foundation
+import CFuse
 import FavFSCore
+import Logging
+
+/// Maps libfuse's low-level operations onto the Domain. Callbacks copy their arguments and
+/// either answer at once from placeholders or the cache file, or start a Task that replies
+/// later: a libfuse worker thread never waits on the network.
+final class Bridge: @unchecked Sendable {
+    let domain: Domain
+    let options: FUSEMount.Options
+    let inodes = InodeTable()
+    let attributes: Attributes
+    let log = Logger(label: "favfs.fuse")
+    private let lock = NSLock()
+    private var directories: [UInt64: [Item]] = [:]
+    private var nextDirectory: UInt64 = 1
+
+    init(domain: Domain, options: FUSEMount.Options) {
+        self.domain = domain
+        self.options = options
+        attributes = Attributes(uid: options.uid, gid: options.gid)
+    }
+
+    // MARK: entries
+
+    private func entry(for item: Item) -> fuse_entry_param {
+        var e = fuse_entry_param()
+        e.ino = fuse_ino_t(inodes.remember(item.identifier))
+        e.generation = 1
+        e.attr = attributes.stat(of: item, inode: UInt64(e.ino))
+        e.attr_timeout = options.attrTimeout
+        e.entry_timeout = options.entryTimeout
+        return e
+    }
+
+    func lookup(_ req: Request, _ parent: UInt64, _ name: String) {
+        guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        Task {
+            do {
+                let item = try await domain.lookup(parentId, name)
+                var e = entry(for: item)
+                fuse_reply_entry(req.raw, &e)
+            } catch let error as ProviderError where error.kind == .notFound {
+                // A negative entry: the kernel caches the absence for entry_timeout.
+                var e = fuse_entry_param()
+                e.entry_timeout = options.entryTimeout
+                fuse_reply_entry(req.raw, &e)
+            } catch {
+                log.info("lookup \(parentId.child(name)): \(error)")
+                req.fail(error)
+            }
+        }
+    }
+
+    func forget(_ ino: UInt64, _ n: UInt64) { inodes.forget(ino, n) }
+
+    func getattr(_ req: Request, _ ino: UInt64) {
+        guard let id = inodes.identifier(ino), let item = domain.cachedItem(id) else { return req.fail(ENOENT) }
+        var st = attributes.stat(of: item, inode: ino)
+        fuse_reply_attr(req.raw, &st, options.attrTimeout)
+    }
+
+    func readlink(_ req: Request, _ ino: UInt64) {
+        guard let id = inodes.identifier(ino), let item = domain.cachedItem(id) else { return req.fail(ENOENT) }
+        guard item.kind == .symlink, let target = item.symlinkTarget else { return req.fail(EINVAL) }
+        fuse_reply_readlink(req.raw, target)
+    }
+
+    // MARK: folders
+
+    func opendir(_ req: Request, _ ino: UInt64, _ fi: fuse_file_info) {
+        guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
+        Task {
+            do {
+                let items = try await domain.children(of: id)
+                var fi = fi
+                fi.fh = lock.withLock {
+                    let h = nextDirectory
+                    nextDirectory += 1
+                    directories[h] = items
+                    return h
+                }
+                fuse_reply_open(req.raw, &fi)
+            } catch {
+                log.info("opendir \(id): \(error)")
+                req.fail(error)
+            }
+        }
+    }
+
+    /// Fills one reply buffer from the listing snapshot taken at opendir. Offsets: 0 ".",
+    /// 1 "..", then children; each entry carries the offset of the next.
+    func readdir(_ req: Request, _ ino: UInt64, _ size: Int, _ offset: Int64, _ fh: UInt64, plus: Bool) {
+        guard let items = lock.withLock({ directories[fh] }) else { return req.fail(EBADF) }
+        let buf = UnsafeMutablePointer<CChar>.allocate(capacity: max(size, 1))
+        defer { buf.deallocate() }
+        var used = 0
+        var index = Int(offset)
+        let total = items.count + 2
+        while index < total {
+            let name: String
+            var st = Glibc.stat()
+            var e = fuse_entry_param()
+            var item: Item? = nil
+            if index < 2 {
+                name = index == 0 ? "." : ".."
+                st.st_mode = S_IFDIR
+                st.st_ino = ino_t(index == 0 ? ino : InodeTable.root)
+                e.attr = st // ino 0: the kernel makes no entry for . and ..
+            } else {
+                item = items[index - 2]
+                name = item!.name
+                st = attributes.stat(of: item!, inode: inodes.existing(item!.identifier) ?? UInt64(0xffff_ffff))
+            }
+            let remaining = size - used
+            let needed: Int = name.withCString { cname in
+                if plus {
+                    if let item {
+                        // Compute the size first: a lookup is counted only for entries sent.
+                        let n = fuse_add_direntry_plus(req.raw, nil, 0, cname, &e, off_t(index + 1))
+                        guard n <= remaining else { return n }
+                        e = entry(for: item)
+                    }
+                    return fuse_add_direntry_plus(req.raw, buf + used, remaining, cname, &e, off_t(index + 1))
+                } else {
+                    return fuse_add_direntry(req.raw, buf + used, remaining, cname, &st, off_t(index + 1))
+                }
+            }
+            if needed > remaining { break }
+            used += needed
+            index += 1
+        }
+        fuse_reply_buf(req.raw, buf, used)
+    }
+
+    func releasedir(_ req: Request, _ fh: UInt64) {
+        lock.withLock { directories[fh] = nil }
+        req.ok()
+    }
+
+    // MARK: files
+
+    func open(_ req: Request, _ ino: UInt64, _ fi: fuse_file_info) {
+        guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
+        let flags = favfs_fi_flags(withUnsafePointer(to: fi) { $0 })
+        if flags & O_ACCMODE != O_RDONLY || flags & O_TRUNC != 0 { return req.fail(EROFS) }
+        do {
+            let (handle, keep) = try domain.openFile(id)
+            var fi = fi
+            fi.fh = handle
+            favfs_fi_set_keep_cache(&fi, keep ? 1 : 0)
+            fuse_reply_open(req.raw, &fi)
+        } catch {
+            log.info("open \(id): \(error)")
+            req.fail(error)
+        }
+    }
+
+    func read(_ req: Request, _ size: Int, _ offset: Int64, _ fh: UInt64) {
+        if let r = domain.readIfPresent(handle: fh, offset: offset, size: size) {
+            return reply(req, r)
+        }
+        Task {
+            do {
+                reply(req, try await domain.read(handle: fh, offset: offset, size: size))
+            } catch {
+                log.warning("read: \(error)")
+                req.fail(error)
+            }
+        }
+    }
+
+    private func reply(_ req: Request, _ r: ReadResult) {
+        if r.length == 0 { fuse_reply_buf(req.raw, nil, 0); return }
+        let rc = favfs_reply_data_fd(req.raw, r.fd, off_t(r.offset), r.length)
+        if rc != 0 { log.debug("reply to read failed: \(rc)") }
+    }
+
+    func release(_ req: Request, _ fh: UInt64) {
+        domain.closeFile(fh)
+        req.ok()
+    }
+
+    // MARK: filesystem
+
+    func statfs(_ req: Request) {
+        Task {
+            let q = await domain.quota()
+            var s = Glibc.statvfs()
+            let bs: UInt = 4096
+            s.f_bsize = bs
+            s.f_frsize = bs
+            s.f_namemax = 255
+            // Unknown quota: report a large free space so copies are not refused (see README).
+            let avail = q?.availableBytes ?? (1 << 50)
+            let used = q?.usedBytes ?? 0
+            s.f_blocks = fsblkcnt_t((avail + used) / Int64(bs))
+            s.f_bfree = fsblkcnt_t(avail / Int64(bs))
+            s.f_bavail = s.f_bfree
+            s.f_files = 1 << 30
+            s.f_ffree = 1 << 30
+            s.f_favail = 1 << 30
+            fuse_reply_statfs(req.raw, &s)
+        }
+    }
+
+    static let stateAttribute = "user.favfs.state"
+
+    /// Only `user.favfs.state` (the item's cache state) exists, and it is not listed, so
+    /// copies with `cp -a` do not carry it. Everything else: no such attribute.
+    func getxattr(_ req: Request, _ ino: UInt64, _ name: String, _ size: Int) {
+        guard name == Self.stateAttribute, let id = inodes.identifier(ino), let state = domain.state(of: id) else {
+            return req.fail(ENODATA)
+        }
+        let bytes = Array(state.utf8)
+        if size == 0 { fuse_reply_xattr(req.raw, bytes.count); return }
+        if size < bytes.count { return req.fail(ERANGE) }
+        fuse_reply_buf(req.raw, bytes, bytes.count)
+    }
+
+    func listxattr(_ req: Request, _ size: Int) {
+        if size == 0 { fuse_reply_xattr(req.raw, 0) } else { fuse_reply_buf(req.raw, nil, 0) }
+    }
+}

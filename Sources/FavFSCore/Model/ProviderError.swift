@@ -20,6 +20,7 @@ public struct ProviderError: Error, Sendable, CustomStringConvertible, Equatable
         case invalidResponse   // EIO: the server said something we cannot parse
         case serverError       // EIO: 5xx and other unexpected statuses
         case cancelled         // EINTR
+        case localIO           // EIO: the cache disk or database failed
     }
 
     public var kind: Kind

@@ -1,0 +1,32 @@
+import Foundation
+import CFuse
+import FavFSCore
+
+/// Turns placeholders into `struct stat`.
+struct Attributes: Sendable {
+    let uid: uid_t
+    let gid: gid_t
+
+    func stat(of item: Item, inode: UInt64) -> stat {
+        var st = Glibc.stat()
+        st.st_ino = ino_t(inode)
+        switch item.kind {
+        case .folder: st.st_mode = S_IFDIR | mode_t(item.permissions ?? 0o755)
+        case .file: st.st_mode = S_IFREG | mode_t(item.permissions ?? 0o644)
+        case .symlink: st.st_mode = S_IFLNK | 0o777
+        }
+        // 1 for folders: "subfolder count unknown", so find does not skip by link count.
+        st.st_nlink = 1
+        st.st_uid = uid
+        st.st_gid = gid
+        st.st_size = off_t(item.kind == .symlink ? Int64(item.symlinkTarget?.utf8.count ?? 0) : item.size)
+        st.st_blksize = 128 * 1024
+        st.st_blocks = blkcnt_t((st.st_size + 511) / 512)
+        let m = item.modified ?? 0
+        let ts = timespec(tv_sec: time_t(m.rounded(.down)), tv_nsec: Int((m - m.rounded(.down)) * 1e9))
+        st.st_mtim = ts
+        st.st_atim = ts
+        st.st_ctim = ts
+        return st
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import CFuse
+import FavFSCore
+import Logging
+
+/// A FUSE mount of one Domain: creates the session, mounts, runs the multithreaded loop.
+public final class FUSEMount: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var mountpoint: String
+        /// Shown in the mount table (`favfs:dav://host/path`).
+        public var fsName: String
+        public var readOnly = true
+        public var entryTimeout: Double = 1
+        public var attrTimeout: Double = 1
+        public var uid: uid_t = getuid()
+        public var gid: gid_t = getgid()
+        public var maxThreads: UInt32 = 16
+        public var maxReadahead: UInt32 = 1 << 20
+        public var maxBackground: UInt32 = 64
+        public var allowOther = false
+        public var debug = false
+        public init(mountpoint: String, fsName: String) { self.mountpoint = mountpoint; self.fsName = fsName }
+    }
+
+    public struct MountError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private let bridge: Bridge
+    private var session: OpaquePointer?
+    private var ops: fuse_lowlevel_ops
+    private let log = Logger(label: "favfs.fuse")
+
+    public init(domain: Domain, options: Options) {
+        bridge = Bridge(domain: domain, options: options)
+        ops = makeOperations()
+    }
+
+    /// Creates the session and mounts it. The mount answers once `run()` is looping.
+    public func mount() throws {
+        let o = bridge.options
+        var mountOptions = ["fsname=\(o.fsName.replacingOccurrences(of: ",", with: "_"))", "subtype=favfs",
+                            "default_permissions", "noatime"]
+        if o.readOnly { mountOptions.append("ro") }
+        if o.allowOther { mountOptions.append("allow_other") }
+        var argv = ["favfs", "-o", mountOptions.joined(separator: ",")]
+        if o.debug { argv.append("-d") }
+        let cargs = argv.map { strdup($0) }
+        defer { cargs.forEach { free($0) } }
+        var cptrs: [UnsafeMutablePointer<CChar>?] = cargs + [nil]
+        let se: OpaquePointer? = cptrs.withUnsafeMutableBufferPointer { buf in
+            var args = favfs_args_init(Int32(argv.count), buf.baseAddress)
+            defer { fuse_opt_free_args(&args) }
+            return fuse_session_new(&args, &ops, MemoryLayout<fuse_lowlevel_ops>.size,
+                                    Unmanaged.passUnretained(bridge).toOpaque())
+        }
+        guard let se else { throw MountError(description: "cannot create the FUSE session (bad mount options?)") }
+        guard fuse_session_mount(se, o.mountpoint) == 0 else {
+            fuse_session_destroy(se)
+            throw MountError(description: "cannot mount on \(o.mountpoint): is /dev/fuse there and fusermount3 installed?")
+        }
+        session = se
+    }
+
+    /// Serves requests until the filesystem is unmounted (`favfs unmount`, `fusermount3 -u`).
+    /// Blocks the calling thread.
+    public func run() -> Int32 {
+        guard let session else { return -1 }
+        let rc = favfs_session_loop_mt(session, bridge.options.maxThreads, 4)
+        fuse_session_unmount(session)
+        fuse_session_destroy(session)
+        self.session = nil
+        return rc
+    }
+
+    /// Inodes the kernel currently holds (for status and tests).
+    public var knownInodes: Int { bridge.inodes.count }
+}

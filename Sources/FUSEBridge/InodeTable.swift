@@ -1,0 +1,49 @@
+import Foundation
+import FavFSCore
+
+/// Inode numbers for items the kernel knows, with the kernel's lookup count per inode: every
+/// reply that hands out an entry (lookup, readdirplus) adds one; `forget` takes them back, and
+/// an inode whose count reaches zero is dropped. The root is inode 1 and never forgotten.
+final class InodeTable: @unchecked Sendable {
+    private let lock = NSLock()
+    private var byInode: [UInt64: (id: ItemIdentifier, lookups: UInt64)] = [1: (.rootContainer, 1)]
+    private var byIdentifier: [ItemIdentifier: UInt64] = [.rootContainer: 1]
+    private var next: UInt64 = 2
+
+    static let root: UInt64 = 1
+
+    func identifier(_ ino: UInt64) -> ItemIdentifier? { lock.withLock { byInode[ino]?.id } }
+
+    /// The inode of `id`, counting one more kernel reference to it.
+    func remember(_ id: ItemIdentifier) -> UInt64 {
+        lock.withLock {
+            if let ino = byIdentifier[id] {
+                if ino != Self.root { byInode[ino]!.lookups += 1 }
+                return ino
+            }
+            let ino = next
+            next += 1
+            byInode[ino] = (id, 1)
+            byIdentifier[id] = ino
+            return ino
+        }
+    }
+
+    /// The inode of `id` if the kernel holds one, without counting (plain readdir's d_ino).
+    func existing(_ id: ItemIdentifier) -> UInt64? { lock.withLock { byIdentifier[id] } }
+
+    func forget(_ ino: UInt64, _ n: UInt64) {
+        guard ino != Self.root else { return }
+        lock.withLock {
+            guard let entry = byInode[ino] else { return }
+            if entry.lookups <= n {
+                byInode[ino] = nil
+                if byIdentifier[entry.id] == ino { byIdentifier[entry.id] = nil }
+            } else {
+                byInode[ino]!.lookups = entry.lookups - n
+            }
+        }
+    }
+
+    var count: Int { lock.withLock { byInode.count } }
+}

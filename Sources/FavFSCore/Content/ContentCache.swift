@@ -1,0 +1,216 @@
+import Foundation
+import Logging
+
+/// Content of items on local disk: one sparse file per materialized item under `directory`, its
+/// present ranges persisted in the store. startProviding fetches missing chunks (sharing
+/// downloads between readers); stopProviding evicts, least recently used first, never an open
+/// file, a pinned item or one with a download in flight.
+public final class ContentCache: @unchecked Sendable {
+    public let directory: URL
+    let store: PlaceholderStore
+    /// Bytes of content kept at most (the mount's `--cache-size`).
+    public let limit: Int64
+    /// Downloads are whole chunks: a 4 KiB read costs one chunk, not the file.
+    public let chunkSize: Int64
+    /// Longer missing runs are split into requests of at most this many bytes, fetched in parallel.
+    public let maxRequestSize: Int64
+    private let log = Logger(label: "favfs.content")
+
+    private let lock = NSLock()
+    private var entries: [ItemIdentifier: ContentEntry] = [:]
+    private var nextFile: Int64
+
+    public init(directory: URL, store: PlaceholderStore, limit: Int64,
+                chunkSize: Int64 = 128 << 10, maxRequestSize: Int64 = 4 << 20) throws {
+        self.directory = directory
+        self.store = store
+        self.limit = limit
+        self.chunkSize = chunkSize
+        self.maxRequestSize = maxRequestSize
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        nextFile = try store.maxContentFileNumber() + 1
+    }
+
+    private func path(_ file: String) -> String { directory.appendingPathComponent(file).path }
+
+    private func localError(_ what: String, _ id: ItemIdentifier, _ err: Int32 = errno) -> ProviderError {
+        ProviderError(err == ENOSPC ? .noSpace : .localIO, path: id.rawValue,
+                      detail: "\(what) in cache \(directory.path): \(String(cString: strerror(err)))")
+    }
+
+    /// Opens (creating if needed) the content entry of `item` at `version`. Content cached for an
+    /// older version is discarded. Balance with `release(_:)`.
+    func retain(item: Item, version: String, asHandle: Bool) throws -> ContentEntry {
+        lock.lock(); defer { lock.unlock() }
+        if let e = entries[item.identifier] {
+            let replaced = e.withLock { () -> Bool in
+                if e.version == version && !e.stale { return false }
+                return true
+            }
+            if !replaced {
+                e.withLock { e.users += 1; if asHandle { e.openHandles += 1 }; e.lastUsed = Date().timeIntervalSince1970 }
+                return e
+            }
+            // A new version while the old one is still in use: the old entry lives on for its
+            // users (stale), the new content gets a new file.
+            e.withLock { e.stale = true }
+            entries[item.identifier] = nil
+        }
+        let record = try? store.contentRecord(item.identifier)
+        let file: String
+        var ranges = ByteRangeSet()
+        var pinned = false
+        if let record {
+            file = record.file
+            pinned = record.pinned
+            if record.version == version && record.size == item.size { ranges = record.ranges }
+        } else {
+            file = String(nextFile); nextFile += 1
+        }
+        let fd = open(path(file), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw localError("cannot open cache file", item.identifier) }
+        // Nothing usable (new, or another version): empty the file, then size it sparse.
+        if (ranges.isEmpty && ftruncate(fd, 0) != 0) || ftruncate(fd, off_t(item.size)) != 0 {
+            let err = localError("cannot size cache file", item.identifier); close(fd); throw err
+        }
+        let e = ContentEntry(id: item.identifier, file: file, fd: fd, version: version, size: item.size,
+                             ranges: ranges, lastUsed: Date().timeIntervalSince1970, pinned: pinned)
+        e.users = 1
+        if asHandle { e.openHandles = 1 }
+        entries[item.identifier] = e
+        do { try store.saveContent(e.record) } catch { log.warning("cannot record cache entry for \(item.identifier): \(error)") }
+        return e
+    }
+
+    /// Gives back what `retain` took; the file closes when nothing uses it.
+    func release(_ e: ContentEntry, asHandle: Bool) {
+        lock.lock(); defer { lock.unlock() }
+        let last = e.withLock { () -> Bool in
+            e.users -= 1
+            if asHandle { e.openHandles -= 1 }
+            return e.users == 0
+        }
+        guard last else { return }
+        close(e.fd)
+        if entries[e.id] === e { entries[e.id] = nil }
+    }
+
+    /// startProviding: makes `range` of the item present, downloading missing chunks (shared
+    /// with other readers), and starts fetching `prefetch` in the background without waiting.
+    func provide(_ e: ContentEntry, item: Item, range: Range<Int64>, prefetch: Range<Int64>?, provider: any Provider) async throws {
+        let waits: [Task<Void, Error>] = try e.withLock {
+            if e.stale { throw ProviderError(.versionChanged, remote: provider.remoteDescription, path: item.identifier.rawValue,
+                                             detail: "the file changed on the server while it was open; reopen it") }
+            let wanted = range.clamped(to: 0..<e.size)
+            var tasks = schedule(e, item: item, wanted, provider: provider)
+            if let prefetch { _ = schedule(e, item: item, prefetch.clamped(to: 0..<e.size), provider: provider) }
+            if wanted.isEmpty { tasks = [] }
+            return tasks
+        }
+        for t in waits { try await t.value }
+        let ok = e.withLock { e.ranges.contains(range.clamped(to: 0..<e.size)) }
+        if !ok {
+            throw ProviderError(.invalidResponse, remote: provider.remoteDescription, path: item.identifier.rawValue,
+                                detail: "the server sent fewer bytes than the file's size \(item.size)")
+        }
+    }
+
+    /// Starts downloads for the missing chunks of `r` not already in flight; returns every task
+    /// covering `r`. Call with `e.lock` held.
+    private func schedule(_ e: ContentEntry, item: Item, _ r: Range<Int64>, provider: any Provider) -> [Task<Void, Error>] {
+        guard !r.isEmpty else { return [] }
+        var tasks: [Task<Void, Error>] = []
+        var run: [Int64] = []
+        func flush() {
+            guard let first = run.first, let last = run.last else { return }
+            let span = (first * chunkSize)..<min((last + 1) * chunkSize, e.size)
+            let chunks = run
+            run = []
+            e.users += 1
+            let t = Task { [self] in
+                defer { self.finishDownload(e, chunks: chunks) }
+                try await self.download(e, item: item, span: span, provider: provider)
+            }
+            for c in chunks { e.inflight[c] = t }
+            tasks.append(t)
+        }
+        let firstChunk = r.lowerBound / chunkSize, lastChunk = (r.upperBound - 1) / chunkSize
+        for c in firstChunk...lastChunk {
+            let cr = (c * chunkSize)..<min((c + 1) * chunkSize, e.size)
+            if e.ranges.contains(cr) { flush(); continue }
+            if let t = e.inflight[c] { flush(); tasks.append(t); continue }
+            run.append(c)
+            if Int64(run.count) * chunkSize >= maxRequestSize { flush() }
+        }
+        flush()
+        return tasks
+    }
+
+    private func download(_ e: ContentEntry, item: Item, span: Range<Int64>, provider: any Provider) async throws {
+        do {
+            let written = try await provider.readContents(of: item, range: span, into: ContentSink(fd: e.fd))
+            let record: PlaceholderStore.ContentRecord = e.withLock {
+                e.ranges.insert(written.clamped(to: 0..<e.size))
+                e.lastUsed = Date().timeIntervalSince1970
+                return e.record
+            }
+            do { try store.saveContent(record) } catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
+        } catch let error as ProviderError where error.kind == .versionChanged {
+            e.withLock { e.stale = true; e.ranges.removeAll() }
+            try? store.deleteContent(item.identifier)
+            throw error
+        }
+    }
+
+    private func finishDownload(_ e: ContentEntry, chunks: [Int64]) {
+        e.withLock { for c in chunks { e.inflight[c] = nil } }
+        release(e, asHandle: false)
+        evictIfNeeded()
+    }
+
+    // MARK: stopProviding
+
+    /// Evicts least recently used content until the cache is within `limit`.
+    public func evictIfNeeded() {
+        guard let total = try? store.contentBytes(), total > limit else { return }
+        var excess = total - limit
+        for r in (try? store.contentByLastUse()) ?? [] where excess > 0 {
+            if r.pinned || r.ranges.isEmpty { continue }
+            if evict(r) { excess -= r.ranges.count }
+        }
+    }
+
+    /// stopProviding: drops the cached content of one item (not if open, pinned or downloading).
+    @discardableResult
+    func evict(_ r: PlaceholderStore.ContentRecord) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        if let e = entries[r.id], e.withLock({ e.users > 0 }) { return false }
+        unlink(path(r.file))
+        try? store.deleteContent(r.id)
+        return true
+    }
+
+    /// Evicts everything that is not pinned and not in use (unmount). Returns files and bytes freed.
+    public func evictAll() -> (files: Int, bytes: Int64) {
+        var files = 0, bytes: Int64 = 0
+        for r in (try? store.contentByLastUse()) ?? [] where !r.pinned {
+            if evict(r) { files += 1; bytes += r.ranges.count }
+        }
+        // Files no record names (a crash between create and record): remove them too.
+        let known = Set(((try? store.contentByLastUse()) ?? []).map(\.file))
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !known.contains(name) {
+            unlink(path(name)); files += 1
+        }
+        return (files, bytes)
+    }
+
+    /// How much of an item's current version is on disk (for status).
+    public func presentBytes(of id: ItemIdentifier, version: String) -> Int64 {
+        lock.lock()
+        let e = entries[id]
+        lock.unlock()
+        if let e { return e.withLock { e.version == version && !e.stale ? e.ranges.count : 0 } }
+        guard let r = try? store.contentRecord(id), r.version == version else { return 0 }
+        return r.ranges.count
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// One item's cached content while it is in use: an open sparse cache file of the item's size,
+/// the ranges present, and the downloads in flight (by chunk, so two readers of one range share
+/// one download). Guarded by `lock`; the cache file's bytes are written by transfers directly.
+final class ContentEntry: @unchecked Sendable {
+    let id: ItemIdentifier
+    let file: String
+    let fd: Int32
+    let lock = NSLock()
+    // Guarded by lock:
+    var version: String
+    var size: Int64
+    var ranges: ByteRangeSet
+    var inflight: [Int64: Task<Void, Error>] = [:]
+    /// Open handles plus running downloads; the fd closes when it reaches zero.
+    var users = 0
+    var openHandles = 0
+    var lastUsed: Double
+    var pinned: Bool
+    /// Set when the remote changed under a read: no more bytes are served from this entry.
+    var stale = false
+
+    init(id: ItemIdentifier, file: String, fd: Int32, version: String, size: Int64, ranges: ByteRangeSet,
+         lastUsed: Double, pinned: Bool) {
+        self.id = id; self.file = file; self.fd = fd; self.version = version; self.size = size
+        self.ranges = ranges; self.lastUsed = lastUsed; self.pinned = pinned
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock(); defer { lock.unlock() }
+        return try body()
+    }
+
+    /// The persisted form (call with the lock held).
+    var record: PlaceholderStore.ContentRecord {
+        .init(id: id, file: file, version: version, size: size, ranges: ranges, lastUsed: lastUsed, pinned: pinned)
+    }
+
+    /// True when every byte of `r` is on disk and may be served.
+    func isPresent(_ r: Range<Int64>) -> Bool { withLock { !stale && ranges.contains(r) } }
+}

@@ -1,0 +1,286 @@
+import Foundation
+import Logging
+
+/// One mounted remote, FUSE-agnostic: placeholders answer lookups, attributes and listings
+/// without the network while fresh; enumerators refresh them; open files read through the
+/// content cache (startProviding on a miss). Everything here is callable from any thread.
+public final class Domain: @unchecked Sendable {
+    public let provider: any Provider
+    public let store: PlaceholderStore
+    public let content: ContentCache
+    public let options: DomainOptions
+    let log = Logger(label: "favfs.domain")
+
+    let lock = NSLock()
+    /// Folders whose placeholders are loaded in memory.
+    var folders: [ItemIdentifier: FolderState] = [:]
+    /// Enumerations in flight, shared by everyone waiting for that folder.
+    var refreshes: [ItemIdentifier: Task<FolderState, Error>] = [:]
+    var rootItem: Item
+    private var handles: [UInt64: OpenFile] = [:]
+    private var nextHandle: UInt64 = 1
+    /// The content version each item had when last opened: same version, keep the page cache.
+    private var openedVersions: [ItemIdentifier: String] = [:]
+    private var quotaCache: (at: Double, quota: Quota?)?
+
+    public init(provider: any Provider, store: PlaceholderStore, content: ContentCache, options: DomainOptions) {
+        self.provider = provider
+        self.store = store
+        self.content = content
+        self.options = options
+        rootItem = (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder)
+    }
+
+    static var now: Double { Date().timeIntervalSince1970 }
+
+    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
+        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
+    }
+
+    // MARK: connecting
+
+    /// What `connect` found.
+    public enum Reachability: Sendable {
+        case online
+        /// The remote did not answer but placeholders are there to browse.
+        case offline(ProviderError)
+    }
+
+    /// Asks the remote for its root. Fails when the remote refuses us (wrong credentials, no such
+    /// folder) or is unreachable with nothing cached; succeeds offline when placeholders exist.
+    public func connect() async throws -> Reachability {
+        do {
+            var root = try await provider.item(for: .rootContainer)
+            root.kind = .folder
+            try? store.upsert(root)
+            lock.withLock { rootItem = root }
+            return .online
+        } catch let e as ProviderError where e.isTransient {
+            guard (try? store.item(.rootContainer))?.listedAt != nil else { throw e }
+            log.warning("\(e) — serving the placeholders of earlier mounts until it answers")
+            return .offline(e)
+        }
+    }
+
+    // MARK: placeholders
+
+    /// The placeholder of `id`, from memory or the store; nil if never seen. No network.
+    public func cachedItem(_ id: ItemIdentifier) -> Item? {
+        if id.isRoot { return lock.withLock { rootItem } }
+        guard let parent = id.parent else { return nil }
+        return lock.withLock { loadedState(parent)?.children[id.name] }
+    }
+
+    /// The folder's state from memory, loading it from the store the first time (lock held).
+    func loadedState(_ folder: ItemIdentifier) -> FolderState? {
+        if let s = folders[folder] { return s }
+        guard let rows = try? store.children(of: folder) else { return nil }
+        let listedAt = folder.isRoot ? (try? store.item(folder))?.listedAt : (try? store.item(folder))?.listedAt
+        guard listedAt != nil || !rows.isEmpty else { return nil }
+        let s = FolderState(items: rows.map(\.item), listedAt: listedAt)
+        folders[folder] = s
+        return s
+    }
+
+    /// Finds `name` in `parent`: from the placeholder listing while fresh (a name not in a fresh
+    /// listing does not exist), else after enumerating the folder.
+    public func lookup(_ parent: ItemIdentifier, _ name: String) async throws -> Item {
+        let state = try await folderState(parent)
+        if let item = state.children[name] { return item }
+        throw error(.notFound, parent.child(name), "no such item")
+    }
+
+    /// The children of a folder, in name order.
+    public func children(of folder: ItemIdentifier) async throws -> [Item] {
+        try await folderState(folder).items
+    }
+
+    /// A folder's listing: served from placeholders when there are any (revalidated in the
+    /// background once older than `dirCacheTime`), fetched from the remote otherwise.
+    func folderState(_ folder: ItemIdentifier) async throws -> FolderState {
+        if let item = cachedItem(folder), item.kind != .folder {
+            throw error(.notAFolder, folder, "not a folder")
+        }
+        let now = Self.now
+        let cached: FolderState? = lock.withLock {
+            guard let s = loadedState(folder), let listedAt = s.listedAt else { return nil }
+            if now - listedAt > options.dirCacheTime, refreshes[folder] == nil,
+               now - (s.lastFailure ?? 0) > options.retryAfterFailure {
+                _ = startRefresh(folder)
+            }
+            return s
+        }
+        if let cached { return cached }
+        let task = lock.withLock { refreshes[folder] ?? startRefresh(folder) }
+        return try await task.value
+    }
+
+    /// Starts (lock held) an enumeration of `folder` that replaces its placeholders.
+    private func startRefresh(_ folder: ItemIdentifier) -> Task<FolderState, Error> {
+        let t = Task { [self] in
+            defer { lock.withLock { refreshes[folder] = nil } }
+            do {
+                return try await enumerate(folder)
+            } catch {
+                lock.withLock { folders[folder]?.lastFailure = Self.now }
+                if let e = error as? ProviderError, e.kind == .notFound {
+                    forgetSubtree(folder)
+                }
+                log.warning("listing \(folder) failed: \(error)")
+                throw error
+            }
+        }
+        refreshes[folder] = t
+        return t
+    }
+
+    private func enumerate(_ folder: ItemIdentifier) async throws -> FolderState {
+        let items = try await provider.enumerateAll(in: folder)
+        let listedAt = Self.now
+        var folderItem = cachedItem(folder) ?? Item(identifier: folder, kind: .folder)
+        folderItem.kind = .folder
+        do {
+            try store.replaceChildren(of: folderItem, with: items, listedAt: listedAt)
+        } catch {
+            throw self.error(.localIO, folder, "cannot save placeholders: \(error)")
+        }
+        let state = FolderState(items: items, listedAt: listedAt)
+        lock.withLock {
+            // Child folders that vanished or changed kind: forget their loaded listings.
+            if let old = folders[folder] {
+                for (name, item) in old.children where item.kind == .folder && state.children[name]?.kind != .folder {
+                    dropLoaded(below: folder.child(name))
+                }
+            }
+            folders[folder] = state
+        }
+        return state
+    }
+
+    /// Forgets placeholders at and below `id` (it is gone at the remote).
+    private func forgetSubtree(_ id: ItemIdentifier) {
+        try? store.removeSubtree(id)
+        lock.withLock {
+            dropLoaded(below: id)
+            if let p = id.parent { folders[p]?.children[id.name] = nil; folders[p]?.order.removeAll { $0 == id.name } }
+        }
+    }
+
+    private func dropLoaded(below id: ItemIdentifier) {
+        let prefix = id.rawValue + "/"
+        for key in folders.keys where key == id || key.rawValue.hasPrefix(prefix) { folders[key] = nil }
+    }
+
+    // MARK: content
+
+    /// The version content is cached under: the ETag, or size and mtime where there is none.
+    static func contentVersion(_ item: Item) -> String {
+        item.version ?? "size=\(item.size) mtime=\(item.modified ?? 0)"
+    }
+
+    /// Opens a file for reading. No network: content is fetched by reads. `keepCache` tells the
+    /// kernel its page cache of this file is still valid (same version as at the last open).
+    public func openFile(_ id: ItemIdentifier) throws -> (handle: UInt64, keepCache: Bool) {
+        guard let item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
+        guard item.kind == .file else { throw error(.isAFolder, id, "not a file") }
+        let version = Self.contentVersion(item)
+        let entry = try content.retain(item: item, version: version, asHandle: true)
+        return lock.withLock {
+            let h = nextHandle
+            nextHandle += 1
+            handles[h] = OpenFile(item: item, entry: entry)
+            let keep = openedVersions[id] == version
+            openedVersions[id] = version
+            return (h, keep)
+        }
+    }
+
+    public func closeFile(_ handle: UInt64) {
+        guard let f = lock.withLock({ handles.removeValue(forKey: handle) }) else { return }
+        content.release(f.entry, asHandle: true)
+    }
+
+    private func openFile(handle: UInt64) throws -> OpenFile {
+        guard let f = lock.withLock({ handles[handle] }) else {
+            throw ProviderError(.invalidName, remote: provider.remoteDescription, detail: "bad file handle \(handle)")
+        }
+        return f
+    }
+
+    /// Serves a read from the cache file when every byte is present; nil when it must wait for
+    /// a download (then call `read`). Starts read-ahead either way. Never touches the network.
+    public func readIfPresent(handle: UInt64, offset: Int64, size: Int) -> ReadResult? {
+        guard let f = try? openFile(handle: handle) else { return nil }
+        let r = offset..<min(offset + Int64(size), f.item.size)
+        if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
+        guard f.entry.isPresent(r) else { return nil }
+        if let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: content.chunkSize * 8) {
+            let entry = f.entry, item = f.item, provider = provider, content = content
+            Task { try? await content.provide(entry, item: item, range: prefetch.lowerBound..<prefetch.lowerBound,
+                                              prefetch: prefetch, provider: provider) }
+        }
+        return ReadResult(fd: f.entry.fd, offset: offset, length: r.count)
+    }
+
+    /// Reads through the cache: waits for the missing chunks of this range (startProviding) and
+    /// starts read-ahead for a sequential reader.
+    public func read(handle: UInt64, offset: Int64, size: Int) async throws -> ReadResult {
+        let f = try openFile(handle: handle)
+        let r = offset..<max(offset, min(offset + Int64(size), f.item.size))
+        if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
+        let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: content.chunkSize * 8)
+        do {
+            try await content.provide(f.entry, item: f.item, range: r, prefetch: prefetch, provider: provider)
+        } catch let e as ProviderError where e.kind == .versionChanged {
+            await refreshItem(f.item.identifier)
+            throw e
+        }
+        return ReadResult(fd: f.entry.fd, offset: offset, length: r.count)
+    }
+
+    /// Re-reads one item's metadata (after the remote changed under a read).
+    func refreshItem(_ id: ItemIdentifier) async {
+        guard let parent = id.parent else { return }
+        do {
+            let item = try await provider.item(for: id)
+            try? store.upsert(item)
+            lock.withLock {
+                if folders[parent]?.children[id.name] != nil { folders[parent]?.children[id.name] = item }
+            }
+        } catch let e as ProviderError where e.kind == .notFound {
+            forgetSubtree(id)
+        } catch {
+            log.warning("cannot refresh \(id): \(error)")
+        }
+    }
+
+    // MARK: status
+
+    /// Space at the remote (cached for a minute); nil when the remote does not say.
+    public func quota() async -> Quota? {
+        if let q = lock.withLock({ quotaCache }), Self.now - q.at < 60 { return q.quota }
+        let q = try? await provider.quota()
+        lock.withLock { quotaCache = (Self.now, q ?? nil) }
+        return q ?? nil
+    }
+
+    /// An item's state in words, for `user.favfs.state`: folder, placeholder (no content here),
+    /// partial N%, or materialized.
+    public func state(of id: ItemIdentifier) -> String? {
+        guard let item = cachedItem(id) else { return nil }
+        switch item.kind {
+        case .folder: return "folder"
+        case .symlink: return "symlink"
+        case .file:
+            let present = content.presentBytes(of: id, version: Self.contentVersion(item))
+            if item.size == 0 || present >= item.size { return "materialized" }
+            if present == 0 { return "placeholder" }
+            return "partial \(present * 100 / item.size)%"
+        }
+    }
+
+    /// Ends the mount: evicts all content that is not pinned unless `keepContent`.
+    public func shutdown(keepContent: Bool) -> (files: Int, bytes: Int64) {
+        keepContent ? (0, 0) : content.evictAll()
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+
+/// One open handle of a file: the content entry it reads and its read-ahead state. A reader
+/// that keeps reading where it stopped gets a window that doubles up to the maximum; a seek
+/// resets it, so random reads fetch only their own chunks.
+final class OpenFile: @unchecked Sendable {
+    let item: Item
+    let entry: ContentEntry
+    private let lock = NSLock()
+    private var lastEnd: Int64 = 0
+    private var window: Int64 = 0
+    private var prefetchedTo: Int64 = 0
+
+    init(item: Item, entry: ContentEntry) { self.item = item; self.entry = entry }
+
+    /// Records a read of `r` and returns what to prefetch after it, if anything.
+    func readAhead(after r: Range<Int64>, maxWindow: Int64, minWindow: Int64) -> Range<Int64>? {
+        lock.lock(); defer { lock.unlock() }
+        // The kernel issues reads asynchronously and slightly out of order: near counts as sequential.
+        let sequential = r.lowerBound >= lastEnd - (1 << 20) && r.lowerBound <= lastEnd + (1 << 20)
+        if sequential {
+            window = min(max(window * 2, minWindow), maxWindow)
+        } else {
+            window = 0
+            prefetchedTo = 0
+        }
+        lastEnd = max(r.upperBound, sequential ? lastEnd : 0)
+        guard window > 0 else { return nil }
+        let from = max(prefetchedTo, r.upperBound)
+        // Top up when less than half the window is ahead of the reader.
+        guard from < r.upperBound + window / 2 else { return nil }
+        let to = min(r.upperBound + window, item.size)
+        guard from < to else { return nil }
+        prefetchedTo = to
+        return from..<to
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import GRDB
+
+/// The persistent side of the core, one SQLite database per remote under the cache dir:
+/// placeholders (every item seen, with when each folder was last enumerated) and the content
+/// cache's index (which byte ranges of which version are on disk). Placeholders survive unmount,
+/// so a remount browses at once, even with the server down.
+public final class PlaceholderStore: Sendable {
+    let pool: DatabasePool
+    public let path: String
+
+    public init(path: String) throws {
+        self.path = path
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        pool = try DatabasePool(path: path, configuration: config)
+        try Self.migrator.migrate(pool)
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE item (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    parent TEXT,
+                    kind TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    modified REAL,
+                    version TEXT,
+                    permissions INTEGER,
+                    symlinkTarget TEXT,
+                    listedAt REAL
+                );
+                CREATE INDEX item_parent ON item(parent);
+                CREATE TABLE content (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    file TEXT NOT NULL UNIQUE,
+                    version TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    ranges TEXT NOT NULL,
+                    bytes INTEGER NOT NULL,
+                    lastUsed REAL NOT NULL,
+                    pinned INTEGER NOT NULL DEFAULT 0
+                );
+                """)
+        }
+        return m
+    }
+
+    // MARK: placeholders
+
+    private static func item(from row: Row) -> Item {
+        Item(identifier: ItemIdentifier(row["id"]),
+             kind: ItemKind(rawValue: row["kind"]) ?? .file,
+             size: row["size"], modified: row["modified"], version: row["version"],
+             permissions: (row["permissions"] as Int?).map { UInt16(truncatingIfNeeded: $0) },
+             symlinkTarget: row["symlinkTarget"])
+    }
+
+    /// One placeholder and, for a folder, when it was last enumerated.
+    public func item(_ id: ItemIdentifier) throws -> (item: Item, listedAt: Double?)? {
+        try pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM item WHERE id = ?", arguments: [id.rawValue]) else { return nil }
+            return (Self.item(from: row), row["listedAt"])
+        }
+    }
+
+    /// The children of a folder, with each child folder's own `listedAt`.
+    public func children(of folder: ItemIdentifier) throws -> [(item: Item, listedAt: Double?)] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM item WHERE parent = ?", arguments: [folder.rawValue])
+                .map { (Self.item(from: $0), $0["listedAt"]) }
+        }
+    }
+
+    /// Records one item (keeping a folder's `listedAt` when it stays a folder).
+    public func upsert(_ item: Item) throws {
+        try pool.write { db in try Self.upsert(item, db) }
+    }
+
+    private static func upsert(_ item: Item, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO item (id, parent, kind, size, modified, version, permissions, symlinkTarget, listedAt)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
+            ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, size = excluded.size, modified = excluded.modified,
+                version = excluded.version, permissions = excluded.permissions, symlinkTarget = excluded.symlinkTarget,
+                listedAt = CASE WHEN item.kind = excluded.kind THEN item.listedAt ELSE NULL END
+            """, arguments: [item.identifier.rawValue, item.parent?.rawValue, item.kind.rawValue, item.size,
+                             item.modified, item.version, item.permissions.map { Int($0) }, item.symlinkTarget])
+    }
+
+    /// Replaces a folder's children with a fresh enumeration in one transaction: items gone from
+    /// the remote are removed with everything below them; the folder is marked listed at `listedAt`.
+    public func replaceChildren(of folder: Item, with items: [Item], listedAt: Double) throws {
+        try pool.write { db in
+            let keep = Set(items.map(\.identifier.rawValue))
+            let old = try String.fetchAll(db, sql: "SELECT id FROM item WHERE parent = ?", arguments: [folder.identifier.rawValue])
+            for id in old where !keep.contains(id) {
+                try Self.removeSubtree(ItemIdentifier(id), db)
+            }
+            for item in items { try Self.upsert(item, db) }
+            try Self.upsert(folder, db)
+            try db.execute(sql: "UPDATE item SET listedAt = ? WHERE id = ?", arguments: [listedAt, folder.identifier.rawValue])
+        }
+    }
+
+    /// Removes an item and every placeholder below it.
+    public func removeSubtree(_ id: ItemIdentifier) throws {
+        try pool.write { db in try Self.removeSubtree(id, db) }
+    }
+
+    private static func removeSubtree(_ id: ItemIdentifier, _ db: Database) throws {
+        // substr, not LIKE: names may contain % and _.
+        let prefix = id.isRoot ? "/" : id.rawValue + "/"
+        try db.execute(sql: "DELETE FROM item WHERE id = ? OR substr(id, 1, ?) = ?",
+                       arguments: [id.rawValue, prefix.utf8.count, prefix])
+    }
+
+    /// Marks a folder's listing as stale, so the next access enumerates it again.
+    public func invalidateListing(of folder: ItemIdentifier) throws {
+        try pool.write { db in try db.execute(sql: "UPDATE item SET listedAt = NULL WHERE id = ?", arguments: [folder.rawValue]) }
+    }
+
+    // MARK: content index
+
+    /// What the content cache knows of one item's cached bytes.
+    public struct ContentRecord: Sendable, Equatable {
+        public var id: ItemIdentifier
+        public var file: String
+        public var version: String
+        public var size: Int64
+        public var ranges: ByteRangeSet
+        public var lastUsed: Double
+        public var pinned: Bool
+        public init(id: ItemIdentifier, file: String, version: String, size: Int64, ranges: ByteRangeSet, lastUsed: Double, pinned: Bool) {
+            self.id = id; self.file = file; self.version = version; self.size = size
+            self.ranges = ranges; self.lastUsed = lastUsed; self.pinned = pinned
+        }
+    }
+
+    private static func record(from row: Row) -> ContentRecord {
+        ContentRecord(id: ItemIdentifier(row["id"]), file: row["file"], version: row["version"], size: row["size"],
+                      ranges: ByteRangeSet(persisted: row["ranges"]) ?? ByteRangeSet(),
+                      lastUsed: row["lastUsed"], pinned: (row["pinned"] as Int) != 0)
+    }
+
+    public func contentRecord(_ id: ItemIdentifier) throws -> ContentRecord? {
+        try pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM content WHERE id = ?", arguments: [id.rawValue]).map(Self.record)
+        }
+    }
+
+    public func saveContent(_ r: ContentRecord) throws {
+        try pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO content (id, file, version, size, ranges, bytes, lastUsed, pinned) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET file = excluded.file, version = excluded.version, size = excluded.size,
+                    ranges = excluded.ranges, bytes = excluded.bytes, lastUsed = excluded.lastUsed, pinned = excluded.pinned
+                """, arguments: [r.id.rawValue, r.file, r.version, r.size, r.ranges.description, r.ranges.count,
+                                 r.lastUsed, r.pinned ? 1 : 0])
+        }
+    }
+
+    public func deleteContent(_ id: ItemIdentifier) throws {
+        try pool.write { db in try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [id.rawValue]) }
+    }
+
+    /// Every content record, least recently used first (the eviction order).
+    public func contentByLastUse() throws -> [ContentRecord] {
+        try pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM content ORDER BY lastUsed ASC").map(Self.record) }
+    }
+
+    /// Bytes of content on disk, summed over all items.
+    public func contentBytes() throws -> Int64 {
+        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM content") ?? 0 }
+    }
+
+    /// The largest numeric content file name in use, so new files never reuse a name.
+    public func maxContentFileNumber() throws -> Int64 {
+        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(CAST(file AS INTEGER)), 0) FROM content") ?? 0 }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import FavFSCore
+
+/// A local folder as a remote (`file:///path`): the reference provider. Versions are size and
+/// mtime in nanoseconds, so a change between stat and read is detected like an ETag change.
+public final class LocalProvider: Provider {
+    public let root: String
+    public let remoteDescription: String
+    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .symlinks] }
+
+    public init(root: String) {
+        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        remoteDescription = "file://" + self.root
+    }
+
+    private func path(_ id: ItemIdentifier) -> String { id.isRoot ? root : root + id.rawValue }
+
+    private func failure(_ id: ItemIdentifier, _ what: String, _ err: Int32 = errno) -> ProviderError {
+        let kind: ProviderError.Kind
+        switch err {
+        case ENOENT: kind = .notFound
+        case EACCES, EPERM: kind = .denied
+        case ENOTDIR: kind = .notAFolder
+        case EISDIR: kind = .isAFolder
+        case ENOSPC, EDQUOT: kind = .noSpace
+        default: kind = .localIO
+        }
+        return ProviderError(kind, remote: remoteDescription, path: id.rawValue, detail: "\(what): \(String(cString: strerror(err)))")
+    }
+
+    static func version(_ st: stat) -> String {
+        "\(st.st_size)-\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)-\(st.st_ino)"
+    }
+
+    private func item(_ id: ItemIdentifier, _ st: stat) -> Item {
+        let fmt = st.st_mode & S_IFMT
+        let kind: ItemKind = fmt == S_IFDIR ? .folder : fmt == S_IFLNK ? .symlink : .file
+        var target: String? = nil
+        if kind == .symlink {
+            var buf = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(path(id), &buf, buf.count - 1)
+            if n >= 0 { target = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        }
+        return Item(identifier: id, kind: kind, size: kind == .file ? Int64(st.st_size) : 0,
+                    modified: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9,
+                    version: kind == .file ? Self.version(st) : nil,
+                    permissions: UInt16(st.st_mode & 0o7777), symlinkTarget: target)
+    }
+
+    public func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage {
+        guard let dir = opendir(path(folder)) else { throw failure(folder, "cannot list folder") }
+        defer { closedir(dir) }
+        var items: [Item] = []
+        var skipped: [(name: String, problem: ItemNameProblem)] = []
+        while let ent = readdir(dir) {
+            let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            if let problem = ItemIdentifier.validate(name: name) { skipped.append((name, problem)); continue }
+            let id = folder.child(name)
+            var st = stat()
+            guard lstat(path(id), &st) == 0 else { continue } // vanished meanwhile
+            items.append(item(id, st))
+        }
+        return EnumerationPage(items: items, nextPage: nil, skipped: skipped)
+    }
+
+    public func item(for identifier: ItemIdentifier) async throws -> Item {
+        var st = stat()
+        guard lstat(path(identifier), &st) == 0 else { throw failure(identifier, "cannot stat") }
+        return item(identifier, st)
+    }
+
+    public func readContents(of item: Item, range: Range<Int64>, into sink: ContentSink) async throws -> Range<Int64> {
+        let id = item.identifier
+        let fd = open(path(id), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure(id, "cannot open") }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw failure(id, "cannot stat") }
+        if let v = item.version, v != Self.version(st) {
+            throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, detail: "the file changed since it was listed")
+        }
+        let end = min(range.upperBound, Int64(st.st_size))
+        var off = range.lowerBound
+        var buf = [UInt8](repeating: 0, count: 1 << 20)
+        while off < end {
+            let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, min($0.count, Int(end - off)), off_t(off)) }
+            if n < 0 { throw failure(id, "cannot read") }
+            if n == 0 { break }
+            var done = 0
+            while done < n {
+                let w = buf.withUnsafeBytes { pwrite(sink.fd, $0.baseAddress! + done, n - done, off_t(off) + off_t(done)) }
+                if w < 0 { throw failure(id, "cannot write to the cache") }
+                done += w
+            }
+            off += Int64(n)
+        }
+        return range.lowerBound..<max(range.lowerBound, off)
+    }
+
+    public func quota() async throws -> Quota? {
+        var s = statvfs()
+        guard statvfs(root, &s) == 0 else { return nil }
+        let bs = Int64(s.f_frsize)
+        return Quota(usedBytes: (Int64(s.f_blocks) - Int64(s.f_bfree)) * bs, availableBytes: Int64(s.f_bavail) * bs)
+    }
+}

@@ -1,0 +1,22 @@
+import ArgumentParser
+
+/// `favfs`: mount remote storage as a local folder. (The entry point: @main, not main.swift,
+/// whose top-level code would be MainActor-bound.)
+@main
+struct FavFS: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "favfs",
+        abstract: "Mount remote storage (WebDAV, a local folder) as a local folder, with content fetched on demand.",
+        discussion: """
+            Examples:
+              favfs mount ~/Remote --remote dav://nas.local:8080/files/
+              favfs unmount ~/Remote
+            """,
+        version: FavFSVersion.string,
+        subcommands: [MountCommand.self, UnmountCommand.self]
+    )
+}
+
+enum FavFSVersion {
+    static let string = "0.1.0"
+}

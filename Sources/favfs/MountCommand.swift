@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Providers
+
+/// `favfs mount MOUNTPOINT --remote URL`.
+struct MountCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mount",
+        abstract: "Mount a remote on a folder; returns once the mount answers.",
+        discussion: """
+            Examples:
+              favfs mount ~/Remote --remote dav://nas.local:8080/files/
+              echo "$PASS" | favfs mount ~/Remote --remote davs://me@dav.example.com/ --password-stdin
+              favfs mount /mnt/ref --remote file:///srv/data --cache-size 2G
+            """)
+
+    @Argument(help: "The folder to mount on (must exist).")
+    var mountpoint: String
+
+    @Option(help: "The remote: dav://[user@]host[:port]/path, davs://… (WebDAV over HTTPS), or file:///path.")
+    var remote: String
+
+    @Option(help: "Where placeholders and content are kept (default: $XDG_CACHE_HOME/favfs/<remote>).")
+    var cacheDir: String?
+
+    @Option(help: "Content kept on disk at most; least recently used content is evicted beyond it (e.g. 512M, 10G).")
+    var cacheSize: String = "10G"
+
+    @Option(help: "Seconds a folder listing is used as is; after that it is still served while it is revalidated.")
+    var dirCacheTime: Double = 60
+
+    @Option(help: "Seconds the kernel may keep names and attributes without asking favfs.")
+    var attrTimeout: Double = 1
+
+    @Flag(help: "Stay in the foreground (logs on stderr) instead of returning once mounted.")
+    var foreground = false
+
+    @Flag(help: "Mount read-only. (Every mount is read-only in this version.)")
+    var readOnly = false
+
+    @Flag(help: "Read the remote's password from the first line of standard input.")
+    var passwordStdin = false
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error.")
+    var logLevel: String = "info"
+
+    @Flag(help: .hidden)
+    var debugFuse = false
+
+    /// Set by the parent when it re-executes itself as the daemon: where to report "mounted".
+    @Option(help: .hidden)
+    var notifyFd: Int32?
+
+    func validate() throws {
+        guard ByteSize.parse(cacheSize) != nil else { throw ValidationError("--cache-size: '\(cacheSize)' is not a size (e.g. 512M, 10G)") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: '\(logLevel)' is not a level") }
+        guard dirCacheTime >= 0, attrTimeout >= 0 else { throw ValidationError("timeouts cannot be negative") }
+    }
+
+    func run() async throws {
+        do { try await mount() } catch let e as CLIError { e.exit() }
+    }
+
+    private func mount() async throws {
+        let remoteURL: RemoteURL
+        do { remoteURL = try RemoteURL(remote) } catch { throw CLIError("favfs: \(error)") }
+        guard let mp = Paths.real(mountpoint) else {
+            throw CLIError("favfs: mount point \(mountpoint) does not exist (create the folder first)")
+        }
+        let cacheDir = (self.cacheDir.map { ($0 as NSString).expandingTildeInPath }) ?? Paths.defaultCacheDir(slug: remoteURL.slug)
+
+        if foreground || notifyFd != nil {
+            let status = await MountRunner(command: self, remote: remoteURL, mountpoint: mp, cacheDir: cacheDir).run()
+            throw ExitCode(status)
+        }
+        // Daemonize by re-executing ourselves in the foreground (fuse_daemonize hangs once
+        // Swift concurrency runs); we exit only once the child says the mount answers.
+        try FileManager.default.createDirectory(atPath: cacheDir, withIntermediateDirectories: true)
+        var password: String? = nil
+        if passwordStdin { password = readLine(strippingNewline: true) ?? "" }
+        var args = ["mount", mp, "--remote", remote, "--cache-dir", cacheDir, "--cache-size", cacheSize,
+                    "--dir-cache-time", String(dirCacheTime), "--attr-timeout", String(attrTimeout),
+                    "--log-level", logLevel, "--notify-fd", "3"]
+        if readOnly { args.append("--read-only") }
+        if passwordStdin { args.append("--password-stdin") }
+        let logPath = (cacheDir as NSString).appendingPathComponent("favfs.log")
+        let outcome = try Daemon.spawn(arguments: args, stdin: password.map { $0 + "\n" }, logPath: logPath)
+        switch outcome {
+        case .mounted:
+            print("favfs: mounted \(remoteURL) on \(mp)")
+        case .failed(let message):
+            throw CLIError("favfs: \(message)")
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import Logging
+import FavFSCore
+import Providers
+import FUSEBridge
+
+/// The mount process proper (`favfs mount --foreground`, or the daemon child): opens the
+/// cache, connects to the remote, mounts, serves until unmounted, then evicts content.
+struct MountRunner {
+    let command: MountCommand
+    let remote: RemoteURL
+    let mountpoint: String
+    let cacheDir: String
+
+    func run() async -> Int32 {
+        let notifier = Notifier(fd: command.notifyFd)
+        if command.notifyFd != nil {
+            setsid() // the daemon leaves the terminal's session: closing the terminal does not kill it
+        }
+        let level = Logger.Level(rawValue: command.logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var h = StreamLogHandler.standardError(label: label)
+            h.logLevel = level
+            return h
+        }
+        let log = Logger(label: "favfs")
+        do {
+            return try await serve(notifier: notifier, log: log)
+        } catch {
+            let message = "\(error)"
+            log.error("\(message)")
+            notifier.failed(message)
+            if command.notifyFd == nil { FileHandle.standardError.write(Data("favfs: \(message)\n".utf8)) }
+            return 1
+        }
+    }
+
+    private func serve(notifier: Notifier, log: Logger) async throws -> Int32 {
+        let (mounted, fstype) = Paths.isMountpoint(mountpoint)
+        if mounted, fstype?.hasPrefix("fuse") == true {
+            throw CLIError("\(mountpoint) is already mounted (\(fstype!)); run 'favfs unmount \(mountpoint)' first")
+        }
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: mountpoint, isDirectory: &isDir), isDir.boolValue else {
+            throw CLIError("mount point \(mountpoint) is not a folder")
+        }
+        guard FileManager.default.fileExists(atPath: "/dev/fuse") else {
+            throw CLIError("FUSE is not available: /dev/fuse is missing (load the fuse module or install fuse3)")
+        }
+
+        // One mount per cache dir: the lock lives as long as this process.
+        do { try FileManager.default.createDirectory(atPath: cacheDir, withIntermediateDirectories: true) }
+        catch { throw CLIError("cannot create the cache dir \(cacheDir): \(error.localizedDescription)") }
+        let lockFD = open((cacheDir as NSString).appendingPathComponent("lock"), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lockFD >= 0, flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
+            throw CLIError("the cache dir \(cacheDir) is in use by another favfs mount")
+        }
+
+        var password: String? = nil
+        if command.passwordStdin { password = readLine(strippingNewline: true) ?? "" }
+
+        let store: PlaceholderStore
+        do { store = try PlaceholderStore(path: (cacheDir as NSString).appendingPathComponent("placeholders.sqlite")) }
+        catch { throw CLIError("cannot open the placeholder database in \(cacheDir): \(error)") }
+        var options = DomainOptions()
+        options.dirCacheTime = command.dirCacheTime
+        options.cacheLimit = ByteSize.parse(command.cacheSize)!
+        let content = try ContentCache(directory: URL(fileURLWithPath: cacheDir).appendingPathComponent("content"),
+                                       store: store, limit: options.cacheLimit)
+        let provider = try ProviderFactory.make(remote, password: password)
+        let domain = Domain(provider: provider, store: store, content: content, options: options)
+
+        do {
+            switch try await domain.connect() {
+            case .online: log.info("connected to \(remote)")
+            case .offline(let e): log.warning("offline: \(e)")
+            }
+        } catch let e as ProviderError {
+            throw CLIError(Self.explain(e, remote: remote))
+        }
+
+        var fuseOptions = FUSEMount.Options(mountpoint: mountpoint, fsName: "favfs:\(remote)")
+        fuseOptions.readOnly = true
+        fuseOptions.entryTimeout = command.attrTimeout
+        fuseOptions.attrTimeout = command.attrTimeout
+        fuseOptions.debug = command.debugFuse
+        let fuse = FUSEMount(domain: domain, options: fuseOptions)
+
+        let control = UnmountControl()
+        try ControlChannel.listen(mountpoint: mountpoint) { control.serve($0) }
+        do { try fuse.mount() } catch { throw CLIError("\(error)") }
+
+        // The loop blocks its thread until the kernel unmount.
+        let finished = LoopThread.start { fuse.run() }
+        installSignalHandlers(log: log)
+
+        guard await MountProbe.answers(mountpoint, timeout: 30) else {
+            _ = try? Process.run(URL(fileURLWithPath: "/bin/fusermount3"), arguments: ["-u", "-z", mountpoint])
+            throw CLIError("the mount on \(mountpoint) did not answer")
+        }
+        log.info("mounted \(remote) on \(mountpoint) (cache \(cacheDir))")
+        notifier.mounted()
+
+        let rc = await finished.value
+        let keep = control.keepCache
+        let (files, bytes) = domain.shutdown(keepContent: keep)
+        log.info(keep ? "unmounted; content kept" : "unmounted; evicted \(files) files (\(ByteSize.format(bytes)))")
+        control.finish("evicted \(files) \(bytes)")
+        close(lockFD)
+        return rc == 0 ? 0 : 1
+    }
+
+    /// A provider error at mount time, in words a user can act on.
+    static func explain(_ e: ProviderError, remote: RemoteURL) -> String {
+        switch e.kind {
+        case .denied:
+            return "\(remote): authentication failed or access denied\(e.status.map { " (HTTP \($0))" } ?? "")" +
+                (remote.user == nil ? ": give the user in the URL (dav://USER@host/…) and the password with --password-stdin" : ": check the user and password")
+        case .notFound: return "\(remote): no such folder at the remote\(e.status.map { " (HTTP \($0))" } ?? "")"
+        case .unreachable, .timedOut: return "cannot reach \(remote) and nothing is cached to browse offline: \(e.detail)"
+        default: return "\(e)"
+        }
+    }
+
+    /// SIGTERM/SIGINT/SIGHUP unmount (lazily) so the loop ends and content is evicted cleanly.
+    private func installSignalHandlers(log: Logger) {
+        let mp = mountpoint
+        for sig in [SIGTERM, SIGINT, SIGHUP] {
+            signal(sig, SIG_IGN)
+            let src = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            src.setEventHandler {
+                log.info("signal \(sig): unmounting \(mp)")
+                _ = try? Process.run(URL(fileURLWithPath: "/bin/fusermount3"), arguments: ["-u", "-z", mp])
+            }
+            src.resume()
+            SignalSources.keep(src)
+        }
+        signal(SIGPIPE, SIG_IGN)
+    }
+}
+
+/// Keeps signal sources alive for the process's lifetime.
+enum SignalSources {
+    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
+    static func keep(_ s: DispatchSourceSignal) { sources.append(s) }
+}
+
+/// Runs a blocking function on its own thread; its result can be awaited.
+enum LoopThread {
+    static func start(_ body: @escaping @Sendable () -> Int32) -> Task<Int32, Never> {
+        Task.detached {
+            await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
+                Thread.detachNewThread { c.resume(returning: body()) }
+            }
+        }
+    }
+}
+
+/// Whether a new mount answers: stat of its root, from a thread that may block in the kernel.
+enum MountProbe {
+    static func answers(_ mountpoint: String, timeout: Double) async -> Bool {
+        await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            let once = Once(c)
+            Thread.detachNewThread {
+                var st = stat()
+                // A stat that reaches our getattr has st_ino 1 (the FUSE root).
+                let deadline = Date().addingTimeInterval(timeout)
+                while Date() < deadline {
+                    if stat(mountpoint, &st) == 0 && st.st_ino == 1 { once.resume(true); return }
+                    usleep(20_000)
+                }
+                once.resume(false)
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout + 1) { once.resume(false) }
+        }
+    }
+
+    final class Once: @unchecked Sendable {
+        private var c: CheckedContinuation<Bool, Never>?
+        private let lock = NSLock()
+        init(_ c: CheckedContinuation<Bool, Never>) { self.c = c }
+        func resume(_ v: Bool) { lock.withLock { c?.resume(returning: v); c = nil } }
+    }
+}
+
+/// The daemon's side of `favfs unmount`: remembers whether to keep the cache, and answers the
+/// waiting client once content was evicted.
+final class UnmountControl: @unchecked Sendable {
+    private let lock = NSLock()
+    private var keep = false
+    private var waiting: LineSocket?
+
+    var keepCache: Bool { lock.withLock { keep } }
+
+    func serve(_ s: LineSocket) {
+        while let line = s.readLine() {
+            if line.hasPrefix("prepare-unmount") {
+                lock.withLock { keep = line.contains("keep-cache=1"); waiting = s }
+                s.send("ready")
+            } else if line == "cancel" {
+                lock.withLock { keep = false; waiting = nil }
+            } else {
+                s.send("error: unknown command")
+            }
+        }
+    }
+
+    func finish(_ line: String) {
+        lock.withLock {
+            waiting?.send(line)
+            waiting?.close()
+            waiting = nil
+        }
+    }
+}

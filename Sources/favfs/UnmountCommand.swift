@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+
+/// `favfs unmount MOUNTPOINT`.
+struct UnmountCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unmount",
+        abstract: "Unmount; cached content is evicted (placeholders stay, so the next mount browses at once).",
+        discussion: """
+            Examples:
+              favfs unmount ~/Remote
+              favfs unmount ~/Remote --keep-cache
+            """)
+
+    @Argument(help: "The mount point.")
+    var mountpoint: String
+
+    @Flag(help: "Keep the downloaded content on disk for the next mount.")
+    var keepCache = false
+
+    func run() throws {
+        do { try unmount() } catch let e as CLIError { e.exit() }
+    }
+
+    private func unmount() throws {
+        let expanded = (mountpoint as NSString).expandingTildeInPath
+        // A dead mount cannot be resolved (ENOTCONN): fall back to the absolute path.
+        let mp = Paths.real(expanded) ?? URL(fileURLWithPath: expanded).standardizedFileURL.path
+        guard let s = ControlChannel.connect(mountpoint: mp) else {
+            let (mounted, fstype) = Paths.isMountpoint(mp)
+            guard mounted, fstype?.hasPrefix("fuse") == true else { throw CLIError("favfs: \(mp) is not mounted") }
+            let r = fusermount(["-u", "-z", mp])
+            guard r.status == 0 else { throw CLIError("favfs: cannot unmount \(mp): \(r.output)") }
+            print("favfs: unmounted \(mp) (its favfs process was gone; cached content was not evicted)")
+            return
+        }
+        defer { s.close() }
+        s.send("prepare-unmount keep-cache=\(keepCache ? 1 : 0)")
+        while let line = s.readLine(timeout: 3600), line != "ready" {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
+        let r = fusermount(["-u", mp])
+        guard r.status == 0 else {
+            s.send("cancel")
+            let busy = r.output.contains("busy")
+            throw CLIError("favfs: cannot unmount \(mp): \(r.output.trimmingCharacters(in: .whitespacesAndNewlines))" +
+                           (busy ? " — a program still uses it (see 'fuser -m \(mp)')" : ""))
+        }
+        if let line = s.readLine(timeout: 120), line.hasPrefix("evicted ") {
+            let parts = line.split(separator: " ")
+            let files = parts.count > 1 ? String(parts[1]) : "0"
+            let bytes = parts.count > 2 ? Int64(parts[2]) ?? 0 : 0
+            print(keepCache ? "favfs: unmounted \(mp); cached content kept"
+                            : "favfs: unmounted \(mp); evicted \(files) cached files (\(ByteSize.format(bytes)))")
+        } else {
+            print("favfs: unmounted \(mp)")
+        }
+    }
+
+    private func fusermount(_ args: [String]) -> (status: Int32, output: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/fusermount3")
+        p.arguments = args
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        do { try p.run() } catch { return (127, "cannot run fusermount3: \(error.localizedDescription)") }
+        let out = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: out, as: UTF8.self))
+    }
+}
