@@ -45,7 +45,7 @@ let package = Package(
         // Real servers for tests (Apache mod_dav, ...), started on loopback by the tests themselves.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
 
-        .testTarget(name: "FavFSCoreTests", dependencies: ["FavFSCore"]),
+        .testTarget(name: "FavFSCoreTests", dependencies: ["FavFSCore", "Providers", "FUSEBridge"]),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "TestSupport"]),
         .testTarget(name: "ProvidersTests", dependencies: ["Providers", "FavFSCore", "Curl", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),

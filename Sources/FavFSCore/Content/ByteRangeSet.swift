@@ -79,7 +79,7 @@ public struct ByteRangeSet: Sendable, Equatable, CustomStringConvertible {
     public init?(persisted: String) {
         guard !persisted.isEmpty else { return }
         for part in persisted.split(separator: ",") {
-            let ends = part.split(separator: "-")
+            let ends = part.split(separator: "-", omittingEmptySubsequences: false)
             guard ends.count == 2, let lo = Int64(ends[0]), let hi = Int64(ends[1]), lo >= 0, lo <= hi else { return nil }
             insert(lo..<hi)
         }

@@ -17,7 +17,8 @@ final class OpenFile: @unchecked Sendable {
     func readAhead(after r: Range<Int64>, maxWindow: Int64, minWindow: Int64) -> Range<Int64>? {
         lock.lock(); defer { lock.unlock() }
         // The kernel issues reads asynchronously and slightly out of order: near counts as sequential.
-        let sequential = r.lowerBound >= lastEnd - (1 << 20) && r.lowerBound <= lastEnd + (1 << 20)
+        let slack: Int64 = 256 << 10
+        let sequential = r.lowerBound >= lastEnd - slack && r.lowerBound <= lastEnd + slack
         if sequential {
             window = min(max(window * 2, minWindow), maxWindow)
         } else {

@@ -1,0 +1,164 @@
+import XCTest
+import FavFSCore
+import Providers
+
+final class DomainTests: XCTestCase {
+    func testListingIsServedFromPlaceholdersWhileFresh() async throws {
+        let f = try LocalFixture()
+        try f.write("a.txt", Data("hello".utf8))
+        try f.write("sub/b.txt", Data("b".utf8))
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        let names = try await d.children(of: .rootContainer).map(\.name)
+        XCTAssertEqual(names, ["a.txt", "sub"])
+        let sub = try await d.lookup(.rootContainer, "sub")
+        XCTAssertEqual(sub.kind, .folder)
+        // A new remote file is not seen while the listing is fresh...
+        try f.write("c.txt", Data())
+        _ = try await d.children(of: .rootContainer)
+        XCTAssertEqual(f.provider.enumerations, 1)
+        do { _ = try await d.lookup(.rootContainer, "c.txt"); XCTFail("fresh listing must answer ENOENT") }
+        catch let e as ProviderError { XCTAssertEqual(e.kind, .notFound) }
+    }
+
+    func testStaleListingIsServedThenRevalidatedInTheBackground() async throws {
+        let f = try LocalFixture()
+        try f.write("a.txt", Data("hello".utf8))
+        let d = try f.makeDomain(dirCacheTime: 0)
+        _ = try await d.children(of: .rootContainer)
+        try f.write("new.txt", Data())
+        try FileManager.default.removeItem(at: f.served.appendingPathComponent("a.txt"))
+        // Stale: the old listing comes back at once, a refresh starts.
+        let first = try await d.children(of: .rootContainer).map(\.name)
+        XCTAssertEqual(first, ["a.txt"])
+        var names: [String] = []
+        for _ in 0..<100 {
+            try await Task.sleep(nanoseconds: 20_000_000)
+            names = try await d.children(of: .rootContainer).map(\.name)
+            if names == ["new.txt"] { break }
+        }
+        XCTAssertEqual(names, ["new.txt"])
+    }
+
+    func testPlaceholdersSurviveARestartAndServeOfflineWhenTheRemoteIsUnreachable() async throws {
+        let f = try LocalFixture()
+        try f.write("x/y/z.txt", Data("z".utf8))
+        do {
+            let d = try f.makeDomain()
+            _ = try await d.connect()
+            _ = try await d.children(of: .rootContainer)
+            _ = try await d.children(of: ItemIdentifier("/x"))
+            _ = try await d.children(of: ItemIdentifier("/x/y"))
+        }
+        // A new Domain over the same cache answers from the store without enumerating.
+        let before = f.provider.enumerations
+        let d2 = try f.makeDomain()
+        let z = try await d2.lookup(ItemIdentifier("/x/y"), "z.txt")
+        XCTAssertEqual(z.size, 1)
+        XCTAssertEqual(f.provider.enumerations, before)
+        XCTAssertEqual(d2.cachedItem(ItemIdentifier("/x/y/z.txt"))?.kind, .file)
+    }
+
+    func testAPartialReadFetchesOnlyItsChunks() async throws {
+        let f = try LocalFixture()
+        let data = randomData(8 << 20)
+        try f.write("big.bin", data)
+        let d = try f.makeDomain()
+        _ = try await d.children(of: .rootContainer)
+        let (h, _) = try d.openFile(ItemIdentifier("/big.bin"))
+        let offset: Int64 = 5_000_000
+        let r = try await d.read(handle: h, offset: offset, size: 4096)
+        XCTAssertEqual(bytes(r), data.subdata(in: Int(offset)..<Int(offset) + 4096))
+        let fetched = f.provider.reads.reduce(Int64(0)) { $0 + Int64($1.1.count) }
+        XCTAssertLessThanOrEqual(fetched, 256 << 10, "a 4 KiB read fetched \(fetched) bytes")
+        XCTAssertEqual(d.state(of: ItemIdentifier("/big.bin"))?.hasPrefix("partial"), true)
+        d.closeFile(h)
+    }
+
+    func testSequentialReadGetsGrowingReadAheadAndEveryByteMatches() async throws {
+        let f = try LocalFixture()
+        let data = randomData(6 << 20, seed: 7)
+        try f.write("seq.bin", data)
+        let d = try f.makeDomain()
+        _ = try await d.children(of: .rootContainer)
+        let (h, _) = try d.openFile(ItemIdentifier("/seq.bin"))
+        var out = Data()
+        var off: Int64 = 0
+        while off < Int64(data.count) {
+            let r: ReadResult
+            if let hit = d.readIfPresent(handle: h, offset: off, size: 128 << 10) { r = hit }
+            else { r = try await d.read(handle: h, offset: off, size: 128 << 10) }
+            out += bytes(r)
+            off += Int64(r.length)
+        }
+        XCTAssertEqual(out, data)
+        // Read-ahead means far fewer provider reads than 128 KiB reader calls (48).
+        XCTAssertLessThan(f.provider.reads.count, 24)
+        d.closeFile(h)
+    }
+
+    func testTwoReadersOfOneRangeShareOneDownload() async throws {
+        let f = try LocalFixture()
+        try f.write("s.bin", randomData(1 << 20))
+        f.provider.delay = 200_000_000
+        let d = try f.makeDomain()
+        _ = try await d.children(of: .rootContainer)
+        let (h1, _) = try d.openFile(ItemIdentifier("/s.bin"))
+        let (h2, _) = try d.openFile(ItemIdentifier("/s.bin"))
+        async let a = d.read(handle: h1, offset: 300_000, size: 4096)
+        async let b = d.read(handle: h2, offset: 300_000, size: 4096)
+        let (ra, rb) = try await (a, b)
+        XCTAssertEqual(bytes(ra), bytes(rb))
+        // One download of the chunk both wanted (read-ahead may fetch what follows it).
+        XCTAssertEqual(f.provider.reads.filter { $0.1.contains(300_000) }.count, 1)
+        d.closeFile(h1); d.closeFile(h2)
+    }
+
+    func testARemoteChangeUnderAnOpenFileIsDetectedNotMixed() async throws {
+        let f = try LocalFixture()
+        try f.write("c.bin", randomData(1 << 20, seed: 1))
+        let d = try f.makeDomain()
+        _ = try await d.children(of: .rootContainer)
+        let (h, _) = try d.openFile(ItemIdentifier("/c.bin"))
+        // A random read (no read-ahead), so most of the old version is not cached yet.
+        _ = try await d.read(handle: h, offset: 500_000, size: 4096)
+        try f.write("c.bin", randomData(1 << 20, seed: 2))
+        do {
+            _ = try await d.read(handle: h, offset: 900_000, size: 4096)
+            XCTFail("a read across a remote change must fail")
+        } catch let e as ProviderError {
+            XCTAssertEqual(e.kind, .versionChanged)
+        }
+        d.closeFile(h)
+        // Reopened, the new content is served.
+        let (h2, keep) = try d.openFile(ItemIdentifier("/c.bin"))
+        XCTAssertFalse(keep, "a new version must not keep the kernel's page cache")
+        let r = try await d.read(handle: h2, offset: 900_000, size: 4096)
+        XCTAssertEqual(bytes(r), randomData(1 << 20, seed: 2).subdata(in: 900_000..<904_096))
+        d.closeFile(h2)
+    }
+
+    func testEvictionIsLeastRecentlyUsedFirstAndSparesOpenFiles() async throws {
+        let f = try LocalFixture()
+        for i in 0..<4 { try f.write("f\(i).bin", randomData(1 << 20, seed: UInt64(i))) }
+        let d = try f.makeDomain(limit: 2 << 20 + 1000)
+        _ = try await d.children(of: .rootContainer)
+        let (open0, _) = try d.openFile(ItemIdentifier("/f0.bin"))
+        _ = try await d.read(handle: open0, offset: 0, size: 1 << 20)
+        for i in 1..<4 {
+            let (h, _) = try d.openFile(ItemIdentifier("/f\(i).bin"))
+            _ = try await d.read(handle: h, offset: 0, size: 1 << 20)
+            d.closeFile(h)
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        d.content.evictIfNeeded()
+        XCTAssertEqual(d.state(of: ItemIdentifier("/f0.bin")), "materialized", "open file evicted")
+        XCTAssertEqual(d.state(of: ItemIdentifier("/f1.bin")), "placeholder", "least recently used not evicted")
+        XCTAssertEqual(d.state(of: ItemIdentifier("/f3.bin")), "materialized", "most recent evicted")
+        d.closeFile(open0)
+        let (files, _) = d.shutdown(keepContent: false)
+        XCTAssertGreaterThan(files, 0)
+        let left = try FileManager.default.contentsOfDirectory(atPath: f.cacheDir.appendingPathComponent("content").path)
+        XCTAssertEqual(left, [])
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import FavFSCore
+import Providers
+
+/// A temp folder served by the real local provider, with a cache dir beside it.
+final class LocalFixture {
+    let base: URL
+    let served: URL
+    let cacheDir: URL
+    let provider: RecordingProvider
+
+    init() throws {
+        base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-core-\(UUID().uuidString.prefix(8))")
+        served = base.appendingPathComponent("served")
+        cacheDir = base.appendingPathComponent("cache")
+        try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: cacheDir, withIntermediateDirectories: true)
+        provider = RecordingProvider(LocalProvider(root: served.path))
+    }
+
+    func write(_ path: String, _ data: Data) throws {
+        let url = served.appendingPathComponent(path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: url)
+    }
+
+    func makeDomain(limit: Int64 = 1 << 30, dirCacheTime: Double = 60) throws -> Domain {
+        let store = try PlaceholderStore(path: cacheDir.appendingPathComponent("placeholders.sqlite").path)
+        let content = try ContentCache(directory: cacheDir.appendingPathComponent("content"), store: store, limit: limit)
+        var o = DomainOptions()
+        o.cacheLimit = limit
+        o.dirCacheTime = dirCacheTime
+        return Domain(provider: provider, store: store, content: content, options: o)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: base) }
+}
+
+/// Wraps a real provider and records the ranges it was asked to read (to check what a read
+/// fetched) — the bytes still come from the real provider.
+final class RecordingProvider: Provider, @unchecked Sendable {
+    let inner: any Provider
+    private let lock = NSLock()
+    private var _reads: [(String, Range<Int64>)] = []
+    private var _enumerations = 0
+    var delay: UInt64 = 0
+
+    init(_ inner: any Provider) { self.inner = inner }
+    var remoteDescription: String { inner.remoteDescription }
+    var capabilities: ProviderCapabilities { inner.capabilities }
+    var reads: [(String, Range<Int64>)] { lock.withLock { _reads } }
+    var enumerations: Int { lock.withLock { _enumerations } }
+
+    func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage {
+        lock.withLock { _enumerations += 1 }
+        return try await inner.enumerateItems(in: folder, page: page)
+    }
+    func item(for identifier: ItemIdentifier) async throws -> Item { try await inner.item(for: identifier) }
+    func readContents(of item: Item, range: Range<Int64>, into sink: ContentSink) async throws -> Range<Int64> {
+        lock.withLock { _reads.append((item.identifier.rawValue, range)) }
+        if delay > 0 { try await Task.sleep(nanoseconds: delay) }
+        return try await inner.readContents(of: item, range: range, into: sink)
+    }
+}
+
+func randomData(_ n: Int, seed: UInt64 = 42) -> Data {
+    var state = seed
+    var d = Data(count: n)
+    d.withUnsafeMutableBytes { raw in
+        let p = raw.bindMemory(to: UInt8.self)
+        for i in 0..<n {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            p[i] = UInt8(truncatingIfNeeded: state >> 33)
+        }
+    }
+    return d
+}
+
+/// The bytes a ReadResult points at.
+func bytes(_ r: ReadResult) -> Data {
+    var d = Data(count: r.length)
+    let n = d.withUnsafeMutableBytes { pread(r.fd, $0.baseAddress, r.length, off_t(r.offset)) }
+    return d.prefix(max(0, n))
+}

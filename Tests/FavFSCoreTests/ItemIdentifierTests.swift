@@ -1,0 +1,41 @@
+import XCTest
+import FavFSCore
+import FUSEBridge
+
+final class ItemIdentifierTests: XCTestCase {
+    func testPathParts() {
+        let id = ItemIdentifier.rootContainer.child("a b").child("c#d")
+        XCTAssertEqual(id.rawValue, "/a b/c#d")
+        XCTAssertEqual(id.name, "c#d")
+        XCTAssertEqual(id.parent, ItemIdentifier("/a b"))
+        XCTAssertEqual(id.parent?.parent, .rootContainer)
+        XCTAssertNil(ItemIdentifier.rootContainer.parent)
+        XCTAssertEqual(ItemIdentifier.rootContainer.name, "")
+        XCTAssertEqual(id.components, ["a b", "c#d"])
+    }
+
+    func testNameValidation() {
+        XCTAssertEqual(ItemIdentifier.validate(name: ""), .empty)
+        XCTAssertEqual(ItemIdentifier.validate(name: "."), .dot)
+        XCTAssertEqual(ItemIdentifier.validate(name: ".."), .dot)
+        XCTAssertEqual(ItemIdentifier.validate(name: "a/b"), .slash)
+        XCTAssertEqual(ItemIdentifier.validate(name: "a\0b"), .nul)
+        XCTAssertEqual(ItemIdentifier.validate(name: String(repeating: "é", count: 128)), .tooLong)
+        for ok in ["...", "trailing dots...", "tab\there", "100%", "what?", "ünï ☃", ".hidden"] {
+            XCTAssertNil(ItemIdentifier.validate(name: ok), ok)
+        }
+    }
+
+    func testEveryErrorKindMapsToOneErrno() {
+        XCTAssertEqual(ErrnoMapping.errno(for: .notFound), ENOENT)
+        XCTAssertEqual(ErrnoMapping.errno(for: .denied), EACCES)
+        XCTAssertEqual(ErrnoMapping.errno(for: .versionChanged), ESTALE)
+        XCTAssertEqual(ErrnoMapping.errno(for: .readOnly), EROFS)
+        XCTAssertEqual(ErrnoMapping.errno(for: .noSpace), ENOSPC)
+        XCTAssertEqual(ErrnoMapping.errno(for: .unreachable), EIO)
+        XCTAssertEqual(ErrnoMapping.errno(for: .timedOut), EIO)
+        XCTAssertEqual(ErrnoMapping.errno(for: ProviderError(.notEmpty, detail: "x")), ENOTEMPTY)
+        struct Other: Error {}
+        XCTAssertEqual(ErrnoMapping.errno(for: Other()), EIO)
+    }
+}

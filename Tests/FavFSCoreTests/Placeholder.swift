@@ -1,2 +1,0 @@
-import XCTest
-final class FavFSCoreTestsPlaceholder: XCTestCase { func testNothing() {} }
