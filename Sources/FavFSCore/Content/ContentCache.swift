@@ -70,11 +70,19 @@ public final class ContentCache: @unchecked Sendable {
         }
         let fd = open(path(file), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw localError("cannot open cache file", item.identifier) }
-        // Nothing usable (new, or another version): empty the file, then size it sparse.
-        if (ranges.isEmpty && !local && ftruncate(fd, 0) != 0) || ftruncate(fd, off_t(item.size)) != 0 {
+        var size = item.size
+        if local {
+            // Dirty content is whole and is the truth: its size is the file's, whatever the
+            // placeholder or the record last said (a crash may have come between).
+            var st = stat()
+            guard fstat(fd, &st) == 0 else { let err = localError("cannot stat cache file", item.identifier); close(fd); throw err }
+            size = Int64(st.st_size)
+            ranges = ByteRangeSet([0..<size])
+        } else if (ranges.isEmpty && ftruncate(fd, 0) != 0) || ftruncate(fd, off_t(item.size)) != 0 {
+            // Nothing usable (new, or another version): emptied, then sized sparse.
             let err = localError("cannot size cache file", item.identifier); close(fd); throw err
         }
-        let e = ContentEntry(id: item.identifier, file: file, fd: fd, version: version, size: item.size,
+        let e = ContentEntry(id: item.identifier, file: file, fd: fd, version: version, size: size,
                              ranges: ranges, lastUsed: Date().timeIntervalSince1970, pinned: pinned)
         e.users = 1
         if asHandle { e.openHandles = 1 }
@@ -284,13 +292,16 @@ public final class ContentCache: @unchecked Sendable {
         try? store.deleteContent(id)
     }
 
-    /// The cache file of an item, for uploads (opened read-only, independent of handles).
-    func openForUpload(_ id: ItemIdentifier) throws -> Int32 {
+    /// The cache file of an item, for uploads (opened read-only, independent of handles), and
+    /// its length: for dirty content the file is the truth, not the placeholder.
+    func openForUpload(_ id: ItemIdentifier) throws -> (fd: Int32, length: Int64) {
         guard let r = try store.contentRecord(id) else {
             throw ProviderError(.localIO, path: id.rawValue, detail: "the cached content to upload is missing")
         }
         let fd = open(path(r.file), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw localError("cannot open the cached content to upload", id) }
-        return fd
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { let err = localError("cannot stat the cached content", id); close(fd); throw err }
+        return (fd, Int64(st.st_size))
     }
 }

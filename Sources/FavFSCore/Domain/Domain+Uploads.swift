@@ -20,6 +20,12 @@ extension Domain {
     public func resumeUploads() {
         let rows = (try? store.journalEntries()) ?? []
         lock.withLock { for j in rows where dirty[j.id] == nil { dirty[j.id] = DirtyState(journal: j) } }
+        // The placeholders may predate the last writes (a crash before close): sizes from the files.
+        for j in rows {
+            guard var item = cachedItem(j.id), let (fd, length) = try? content.openForUpload(j.id) else { continue }
+            close(fd)
+            if item.size != length { item.size = length; setPlaceholder(item) }
+        }
         if !rows.isEmpty { log.info("resuming \(rows.count) pending upload(s) from the journal") }
         for j in rows { scheduleUpload(j.id) }
     }
@@ -35,9 +41,9 @@ extension Domain {
             let precondition: UploadPrecondition = journal.isNew ? .mustNotExist
                 : journal.baseVersion.map { .mustMatch($0) } ?? .none
             do {
-                let fd = try content.openForUpload(id)
+                let (fd, length) = try content.openForUpload(id)
                 defer { close(fd) }
-                let uploaded = try await w.upload(id, from: ContentSource(fd: fd, length: item.size), precondition: precondition)
+                let uploaded = try await w.upload(id, from: ContentSource(fd: fd, length: length), precondition: precondition)
                 if await commit(id, uploaded: uploaded, generation: generation) { return }
                 attempt = 0 // changed meanwhile: upload again, now based on what we just sent
             } catch let e as ProviderError where e.kind == .versionChanged || (e.kind == .exists && journal.isNew) {
@@ -110,6 +116,9 @@ extension Domain {
         for w in waiters { w.resume(throwing: e) }
     }
 
+    /// The conflict copy's name for `name` (exposed for tests).
+    public static func conflictNameForTests(_ name: String, date: Date) -> String { conflictName(name, date: date, attempt: 0) }
+
     /// `NAME (conflict YYYY-MM-DD HHMMSS).EXT`
     static func conflictName(_ name: String, date: Date, attempt: Int) -> String {
         let f = DateFormatter()
@@ -131,9 +140,9 @@ extension Domain {
         while true {
             let copyId = parent.child(Self.conflictName(id.name, date: now, attempt: attempt))
             do {
-                let fd = try content.openForUpload(id)
+                let (fd, length) = try content.openForUpload(id)
                 defer { close(fd) }
-                var copy = try await w.upload(copyId, from: ContentSource(fd: fd, length: item.size), precondition: .mustNotExist)
+                var copy = try await w.upload(copyId, from: ContentSource(fd: fd, length: length), precondition: .mustNotExist)
                 copy.kind = .file
                 setPlaceholder(copy)
                 log.warning("conflict: \(id) changed on \(provider.remoteDescription) while edited here (\(cause.detail)); the remote version keeps the name, the local one was saved as \(copyId.name)")
@@ -155,7 +164,14 @@ extension Domain {
         for w in waiters { w.resume() }
     }
 
+    /// Waits for a running upload of `id`, if any (errors ignored: the caller acts either way).
+    func waitIfUploading(_ id: ItemIdentifier) async {
+        guard lock.withLock({ dirty[id]?.uploading == true }) else { return }
+        try? await waitForUpload(id)
+    }
+
     /// Waits until `id` is clean (uploaded, or dropped). Throws the upload's permanent failure.
+    /// Call after `scheduleUpload` (or a close that schedules it).
     public func waitForUpload(_ id: ItemIdentifier) async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
             let immediate: Result<Void, Error>? = lock.withLock {

@@ -219,7 +219,7 @@ extension Domain {
         let w = try writer(id)
         let item = try await lookup(parent, name)
         if item.kind == .folder { throw error(.isAFolder, id, "is a folder") }
-        try? await waitForUpload(id)
+        await waitIfUploading(id)
         let neverUploaded = lock.withLock { dirty[id]?.journal.isNew == true }
         if !neverUploaded {
             do { try await w.delete(item) }
