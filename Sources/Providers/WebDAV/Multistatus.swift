@@ -36,6 +36,11 @@ enum Multistatus {
             let reason = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "unknown error"
             throw MultistatusError(description: "malformed XML at line \(parser.lineNumber), column \(parser.columnNumber): \(reason)")
         }
+        // Foundation's XMLParser on Linux may not report a truncated or mismatched document as an
+        // error, so the structure is checked here too.
+        if let open = delegate.openElements.last {
+            throw MultistatusError(description: "malformed XML: the body ends inside <\(open)>")
+        }
         guard delegate.sawMultistatus else {
             throw MultistatusError(description: "no DAV: multistatus element in the body")
         }
@@ -59,6 +64,8 @@ private final class MultistatusDelegate: NSObject, XMLParserDelegate {
 
     /// Local names of the open DAV: elements ("" for foreign ones), root first.
     private var path: [String] = []
+    /// Qualified names of all open elements, to catch mismatched end tags.
+    private(set) var openElements: [String] = []
     private var text = ""
     private var current: DAVResource?
     private var hrefSeen = false
@@ -70,6 +77,7 @@ private final class MultistatusDelegate: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
                 qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
         let name = namespaceURI == Self.dav ? elementName : ""
+        openElements.append(qName ?? elementName)
         text = ""
         switch name {
         case "multistatus" where path.isEmpty:
@@ -94,6 +102,11 @@ private final class MultistatusDelegate: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) { text += String(decoding: CDATABlock, as: UTF8.self) }
 
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+        let closing = qName ?? elementName
+        guard openElements.popLast() == closing else {
+            fail(parser, "malformed XML: </\(closing)> at line \(parser.lineNumber) does not close the open element")
+            return
+        }
         let name = path.popLast() ?? ""
         let parent = path.last
         switch (name, parent) {
