@@ -84,6 +84,20 @@ final class CurlTransportTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, 0)
     }
 
+    func testRefusedWriteIsWriteFailedWithErrno() async throws {
+        let (path, fd) = try tempFile()
+        close(fd)
+        let readOnly = open(path, O_RDONLY)
+        defer { close(readOnly); unlink(path) }
+        do {
+            _ = try await transport.download(CurlRequest(url: url("pattern.bin")), into: readOnly, at: 0)
+            XCTFail("expected a write failure")
+        } catch let error as TransportError {
+            XCTAssertEqual(error.kind, .writeFailed, "\(error)")
+            XCTAssertEqual(error.errno, EBADF)
+        }
+    }
+
     func testPutAndPropfindWithBody() async throws {
         let put = try await transport.perform(CurlRequest(method: "PUT", url: url("new.txt"), body: Data("uploaded".utf8)))
         XCTAssertEqual(put.status, 201)

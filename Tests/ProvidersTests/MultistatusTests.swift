@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import Providers
 import FavFSCore
+import Logging
 
 /// The multistatus parser on bodies in the shapes real servers send.
 final class MultistatusTests: XCTestCase {
@@ -169,5 +170,50 @@ final class WebDAVPathsTests: XCTestCase {
         XCTAssertEqual(HTTPDate.parse("Thu, 29 Feb 2024 12:00:00 GMT"), 1_709_208_000)
         XCTAssertNil(HTTPDate.parse("yesterday"))
         XCTAssertNil(HTTPDate.parse("Sun, 06 Foo 1994 08:49:37 GMT"))
+    }
+}
+
+/// Turning a parsed Depth 1 listing into a page.
+final class WebDAVListingTests: XCTestCase {
+    func testUnservableNamesAreSkippedAndReported() throws {
+        let long = String(repeating: "x", count: 256)
+        let xml = """
+        <D:multistatus xmlns:D="DAV:">
+        <D:response><D:href>/files/dir/</D:href><D:propstat><D:prop><D:resourcetype><D:collection/></D:resourcetype></D:prop>
+          <D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>
+        <D:response><D:href>/files/dir/ok%20name</D:href><D:propstat><D:prop><D:resourcetype/><D:getcontentlength>3</D:getcontentlength>
+          <D:getetag>"e1"</D:getetag><D:getlastmodified>Thu, 01 Jan 1970 00:01:00 GMT</D:getlastmodified></D:prop>
+          <D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>
+        <D:response><D:href>/files/dir/sub/</D:href><D:propstat><D:prop><D:resourcetype><D:collection/></D:resourcetype></D:prop>
+          <D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>
+        <D:response><D:href>/files/dir/a%2Fb</D:href></D:response>
+        <D:response><D:href>/files/dir/%2E%2E</D:href></D:response>
+        <D:response><D:href>/files/dir/nul%00</D:href></D:response>
+        <D:response><D:href>/files/dir/\(long)</D:href></D:response>
+        <D:response><D:href>/files/dir/sub/deeper</D:href></D:response>
+        <D:response><D:href>/elsewhere/x</D:href></D:response>
+        </D:multistatus>
+        """
+        let resources = try Multistatus.parse(Data(xml.utf8))
+        let folder = ItemIdentifier("/dir")
+        let page = try WebDAVListing.page(from: resources, folder: folder, paths: WebDAVPaths(baseURL: "http://h/files/"),
+                                          errors: WebDAVErrors(remote: "dav://h/files"), log: Logger(label: "test"))
+        XCTAssertEqual(page.items, [
+            Item(identifier: ItemIdentifier("/dir/ok name"), kind: .file, size: 3, modified: 60, version: "\"e1\""),
+            Item(identifier: ItemIdentifier("/dir/sub"), kind: .folder),
+        ])
+        XCTAssertEqual(page.skipped.map(\.problem), [.slash, .dot, .nul, .tooLong])
+        XCTAssertEqual(page.skipped.first?.name, "a/b")
+        XCTAssertNil(page.nextPage)
+    }
+
+    func testAFileListedAsTheFolderIsNotAFolder() throws {
+        let xml = #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/files/f</D:href><D:propstat><D:prop><D:resourcetype/></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response></D:multistatus>"#
+        XCTAssertThrowsError(try WebDAVListing.page(from: try Multistatus.parse(Data(xml.utf8)), folder: ItemIdentifier("/f"),
+                                                    paths: WebDAVPaths(baseURL: "http://h/files/"),
+                                                    errors: WebDAVErrors(remote: "dav://h/files"), log: Logger(label: "test"))) { e in
+            XCTAssertEqual((e as? ProviderError)?.kind, .notAFolder)
+            XCTAssertEqual((e as? ProviderError)?.path, "/f")
+        }
     }
 }

@@ -48,32 +48,8 @@ public final class WebDAVProvider: Provider {
                                 detail: "WebDAV listings have no pages; got page token \(page.token)")
         }
         let resources = try await propfind(folder, isFolder: true, depth: "1", properties: Self.itemProperties)
-        var items: [Item] = []
-        var skipped: [(name: String, problem: ItemNameProblem)] = []
-        for resource in resources {
-            switch paths.relation(ofHref: resource.href, to: folder) {
-            case .itself:
-                if !resource.isCollection {
-                    throw ProviderError(.notAFolder, remote: remoteDescription, path: folder.rawValue, status: 207,
-                                        detail: "PROPFIND: listed as a file, not a folder")
-                }
-            case .child(let name):
-                if let problem = ItemIdentifier.validate(name: name) {
-                    log.warning("skipping an entry the server listed", metadata: [
-                        "remote": "\(remoteDescription)", "folder": "\(folder.rawValue)",
-                        "name": "\(name.debugDescription)", "problem": "\(problem.rawValue)",
-                    ])
-                    skipped.append((name, problem))
-                    continue
-                }
-                items.append(item(from: resource, identifier: folder.child(name)))
-            case .unrelated:
-                log.debug("ignoring an href outside the listed folder", metadata: [
-                    "remote": "\(remoteDescription)", "folder": "\(folder.rawValue)", "href": "\(resource.href)",
-                ])
-            }
-        }
-        return EnumerationPage(items: items, nextPage: nil, skipped: skipped)
+        let listing = try WebDAVListing.page(from: resources, folder: folder, paths: paths, errors: errors, log: log)
+        return listing
     }
 
     /// PROPFIND Depth 0. Tries the file URL first; a 301 (Apache's answer for a folder without
@@ -96,7 +72,7 @@ public final class WebDAVProvider: Provider {
 
     private func single(_ identifier: ItemIdentifier, isFolder: Bool) async throws -> Item {
         let resources = try await propfind(identifier, isFolder: isFolder, depth: "0", properties: Self.itemProperties)
-        let target = identifier.parent.map { parent -> WebDAVPaths.Relation in .child(name: identifier.name) }
+        let target = WebDAVPaths.Relation.child(name: identifier.name)
         let match = resources.first { resource in
             let relation = paths.relation(ofHref: resource.href, to: identifier.parent ?? .rootContainer)
             return identifier.isRoot ? relation == .itself : relation == target
@@ -109,11 +85,7 @@ public final class WebDAVProvider: Provider {
     }
 
     private func item(from resource: DAVResource, identifier: ItemIdentifier) -> Item {
-        Item(identifier: identifier,
-             kind: resource.isCollection ? .folder : .file,
-             size: resource.isCollection ? 0 : max(0, resource.contentLength ?? 0),
-             modified: resource.lastModified.flatMap(HTTPDate.parse),
-             version: resource.etag)
+        WebDAVListing.item(from: resource, identifier: identifier)
     }
 
     // MARK: reading
