@@ -125,6 +125,32 @@ final class CurlTransportTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(start), 2)
     }
 
+    func testSilentPeerTimesOutAtTheLowSpeedLimit() async throws {
+        // A socket that listens and never answers: the kernel completes the handshake, nothing
+        // ever arrives, so only the low-speed limit can end the transfer.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        XCTAssertTrue(bound)
+        var options = TransportOptions()
+        options.lowSpeedTime = 1
+        let impatient = CurlTransport(options: options)
+        let start = Date()
+        do {
+            _ = try await impatient.perform(CurlRequest(url: "http://127.0.0.1:\(UInt16(bigEndian: addr.sin_port))/x"))
+            XCTFail("expected a timeout")
+        } catch let error as TransportError {
+            XCTAssertEqual(error.kind, .timedOut, "\(error)")
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5)
+    }
+
     func testFiftyConcurrentRequestsComplete() async throws {
         let transport = self.transport!
         let u = url("pattern.bin")
