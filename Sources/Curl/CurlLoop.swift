@@ -21,6 +21,8 @@ final class CurlLoop: @unchecked Sendable {
     // Guarded by `lock`.
     private var commands: [Command] = []
     private var stopping = false
+    /// Set once the multi handle is freed: nothing may touch it after that.
+    private var closed = false
     private var opened = 0
 
     // Loop thread only.
@@ -46,14 +48,24 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Queues a command for the loop thread and wakes it.
     func submit(_ command: Command) {
-        lock.withLock { commands.append(command) }
-        curl_multi_wakeup(multi)
+        let accepted = lock.withLock { () -> Bool in
+            guard !closed else { return false }
+            commands.append(command)
+            // Under the lock, so the loop cannot free the multi handle in between.
+            curl_multi_wakeup(multi)
+            return true
+        }
+        // The loop is gone (the transport was released): the loop never saw this transfer, so
+        // resuming it from here cannot race with it.
+        if !accepted, case .add(let transfer) = command { transfer.finishCancelled() }
     }
 
     /// Ends the loop thread once it has drained its queue; it frees the multi handle.
     func shutdown() {
-        lock.withLock { stopping = true }
-        curl_multi_wakeup(multi)
+        lock.withLock {
+            stopping = true
+            if !closed { curl_multi_wakeup(multi) }
+        }
     }
 
     private func run() {
@@ -75,6 +87,12 @@ final class CurlLoop: @unchecked Sendable {
             _ = curl_multi_poll(multi, nil, 0, 1000, &fds)
         }
         // Nobody awaits anything once the transport is gone, but resume defensively.
+        let late = lock.withLock { () -> [Command] in
+            closed = true
+            defer { commands.removeAll() }
+            return commands
+        }
+        for case .add(let transfer) in late { transfer.finishCancelled() }
         for (_, transfer) in active { detach(transfer); transfer.finishCancelled() }
         active.removeAll()
         for easy in idleHandles { curl_easy_cleanup(easy) }
@@ -89,6 +107,7 @@ final class CurlLoop: @unchecked Sendable {
             let easy = idleHandles.popLast() ?? curl_easy_init()!
             curl_easy_reset(easy)
             if let error = transfer.configure(easy) {
+                transfer.detachEasy()
                 idleHandles.append(easy)
                 transfer.finish(.failure(error))
                 return

@@ -170,6 +170,15 @@ final class CurlTransportTests: XCTestCase {
         XCTAssertTrue(results.values.allSatisfy { $0.0 == 206 && $0.1 })
     }
 
+    func testTransportsComeAndGo() async throws {
+        // Each transport owns a thread and a multi handle; releasing it must free both cleanly.
+        for _ in 0..<20 {
+            let t = CurlTransport()
+            let r = try await t.perform(CurlRequest(url: url("hello.txt")))
+            XCTAssertEqual(r.status, 200)
+        }
+    }
+
     func testConnectionsAreReused() async throws {
         let before = transport.connectionsOpened
         for _ in 0..<20 {
