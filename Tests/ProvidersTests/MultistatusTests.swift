@@ -2,7 +2,6 @@ import Foundation
 import XCTest
 @testable import Providers
 import FavFSCore
-import Logging
 
 /// The multistatus parser on bodies in the shapes real servers send.
 final class MultistatusTests: XCTestCase {
@@ -197,7 +196,7 @@ final class WebDAVListingTests: XCTestCase {
         let resources = try Multistatus.parse(Data(xml.utf8))
         let folder = ItemIdentifier("/dir")
         let page = try WebDAVListing.page(from: resources, folder: folder, paths: WebDAVPaths(baseURL: "http://h/files/"),
-                                          errors: WebDAVErrors(remote: "dav://h/files"), log: Logger(label: "test"))
+                                          errors: WebDAVErrors(remote: "dav://h/files"))
         XCTAssertEqual(page.items, [
             Item(identifier: ItemIdentifier("/dir/ok name"), kind: .file, size: 3, modified: 60, version: "\"e1\""),
             Item(identifier: ItemIdentifier("/dir/sub"), kind: .folder),
@@ -211,7 +210,7 @@ final class WebDAVListingTests: XCTestCase {
         let xml = #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/files/f</D:href><D:propstat><D:prop><D:resourcetype/></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response></D:multistatus>"#
         XCTAssertThrowsError(try WebDAVListing.page(from: try Multistatus.parse(Data(xml.utf8)), folder: ItemIdentifier("/f"),
                                                     paths: WebDAVPaths(baseURL: "http://h/files/"),
-                                                    errors: WebDAVErrors(remote: "dav://h/files"), log: Logger(label: "test"))) { e in
+                                                    errors: WebDAVErrors(remote: "dav://h/files"))) { e in
             XCTAssertEqual((e as? ProviderError)?.kind, .notAFolder)
             XCTAssertEqual((e as? ProviderError)?.path, "/f")
         }

@@ -5,7 +5,7 @@ import Logging
 /// from their hrefs, unservable names skipped (and logged), foreign hrefs ignored.
 enum WebDAVListing {
     static func page(from resources: [DAVResource], folder: ItemIdentifier, paths: WebDAVPaths,
-                     errors: WebDAVErrors, log: Logger) throws -> EnumerationPage {
+                     errors: WebDAVErrors, log: Logger = Logger(label: "favfs.webdav")) throws -> EnumerationPage {
         var items: [Item] = []
         var skipped: [(name: String, problem: ItemNameProblem)] = []
         for resource in resources {

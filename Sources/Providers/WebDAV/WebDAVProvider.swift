@@ -44,12 +44,12 @@ public final class WebDAVProvider: Provider {
     /// Lists a folder with one PROPFIND Depth 1; WebDAV has no paging, so `nextPage` is nil.
     public func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage {
         if let page {
-            throw ProviderError(.invalidResponse, remote: remoteDescription, path: folder.rawValue,
+            // Never issued by this provider: a caller mixed up providers.
+            throw ProviderError(.notSupported, remote: remoteDescription, path: folder.rawValue,
                                 detail: "WebDAV listings have no pages; got page token \(page.token)")
         }
         let resources = try await propfind(folder, isFolder: true, depth: "1", properties: Self.itemProperties)
-        let listing = try WebDAVListing.page(from: resources, folder: folder, paths: paths, errors: errors, log: log)
-        return listing
+        return try WebDAVListing.page(from: resources, folder: folder, paths: paths, errors: errors, log: log)
     }
 
     /// PROPFIND Depth 0. Tries the file URL first; a 301 (Apache's answer for a folder without
