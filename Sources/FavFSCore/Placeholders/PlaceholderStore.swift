@@ -94,14 +94,16 @@ public final class PlaceholderStore: Sendable {
     }
 
     private static func upsert(_ item: Item, _ db: Database) throws {
-        try db.execute(sql: """
+        // Cached: a listing upserts thousands of rows in one transaction.
+        let statement = try db.cachedStatement(sql: """
             INSERT INTO item (id, parent, kind, size, modified, version, permissions, symlinkTarget, listedAt)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
             ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, size = excluded.size, modified = excluded.modified,
                 version = excluded.version, permissions = excluded.permissions, symlinkTarget = excluded.symlinkTarget,
                 listedAt = CASE WHEN item.kind = excluded.kind THEN item.listedAt ELSE NULL END
-            """, arguments: [item.identifier.rawValue, item.parent?.rawValue, item.kind.rawValue, item.size,
-                             item.modified, item.version, item.permissions.map { Int($0) }, item.symlinkTarget])
+            """)
+        try statement.execute(arguments: [item.identifier.rawValue, item.parent?.rawValue, item.kind.rawValue, item.size,
+                                          item.modified, item.version, item.permissions.map { Int($0) }, item.symlinkTarget])
     }
 
     /// Replaces a folder's children with a fresh enumeration in one transaction: items gone from
