@@ -8,6 +8,7 @@
 typedef size_t (*favfs_curl_data_cb)(char *ptr, size_t size, size_t nmemb, void *userdata);
 typedef int (*favfs_curl_xferinfo_cb)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
                                       curl_off_t ultotal, curl_off_t ulnow);
+typedef int (*favfs_curl_seek_cb)(void *userdata, curl_off_t offset, int origin);
 
 static inline CURLcode favfs_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode favfs_easy_setopt_ptr(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
@@ -15,6 +16,7 @@ static inline CURLcode favfs_easy_setopt_string(CURL *h, CURLoption o, const cha
 static inline CURLcode favfs_easy_setopt_off_t(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode favfs_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode favfs_easy_setopt_data_cb(CURL *h, CURLoption o, favfs_curl_data_cb v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode favfs_easy_setopt_seek_cb(CURL *h, CURLoption o, favfs_curl_seek_cb v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode favfs_easy_setopt_xferinfo_cb(CURL *h, CURLoption o, favfs_curl_xferinfo_cb v) { return curl_easy_setopt(h, o, v); }
 
 static inline CURLMcode favfs_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
@@ -34,5 +36,8 @@ static const long favfs_auth_basic = (long)CURLAUTH_BASIC;
 static const long favfs_auth_digest = (long)CURLAUTH_DIGEST;
 static const long favfs_global_all = CURL_GLOBAL_ALL;
 static const int favfs_error_size = CURL_ERROR_SIZE;
+static const size_t favfs_readfunc_abort = CURL_READFUNC_ABORT;
+static const int favfs_seekfunc_ok = CURL_SEEKFUNC_OK;
+static const int favfs_seekfunc_fail = CURL_SEEKFUNC_FAIL;
 
 #endif

@@ -23,6 +23,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     let request: CurlRequest
     let sink: Sink
+    /// The body streamed from a file descriptor (`upload`), instead of `request.body`.
+    let upload: UploadSource?
     let options: TransportOptions
     var continuation: CheckedContinuation<Completed, Error>?
 
@@ -40,14 +42,20 @@ final class CurlTransfer: @unchecked Sendable {
     private var writeErrno: Int32?
     private var placementError: String?
 
+    // Upload state (loop thread): where the next read callback reads, and why reading stopped.
+    var uploadOffset: Int64 = 0
+    var readErrno: Int32?
+    var readProblem: String?
+
     // C memory that must outlive the transfer.
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var postData: UnsafeMutablePointer<CChar>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
-    init(request: CurlRequest, sink: Sink, options: TransportOptions) {
+    init(request: CurlRequest, sink: Sink, options: TransportOptions, upload: UploadSource? = nil) {
         self.request = request
         self.sink = sink
+        self.upload = upload
         self.options = options
         errorBuffer = .allocate(capacity: Int(favfs_error_size))
         errorBuffer.initialize(repeating: 0, count: Int(favfs_error_size))
@@ -102,7 +110,9 @@ final class CurlTransfer: @unchecked Sendable {
         }
 
         var headerLines = request.headers.map { "\($0.name): \($0.value)" }
-        if request.body != nil || method == "PUT" || method == "POST" {
+        if let upload {
+            if let (code, what) = configureUpload(easy, upload, context: me) { check(code, what) }
+        } else if request.body != nil || method == "PUT" || method == "POST" {
             let data = request.body ?? Data()
             // curl does not copy POSTFIELDS; the buffer lives as long as the transfer. POSTFIELDS
             // (rather than a read callback) lets curl resend the body after an auth challenge.
@@ -118,7 +128,8 @@ final class CurlTransfer: @unchecked Sendable {
                 headerLines.append("Content-Type:")
             }
         }
-        // No 100-continue round trip: bodies are in memory and servers are trusted to answer.
+        // No 100-continue round trip: servers are trusted to answer (a refused upload costs one
+        // body's worth of bytes, which the precondition headers make rare).
         headerLines.append("Expect:")
         for line in headerLines {
             headerList = curl_slist_append(headerList, line)
@@ -227,6 +238,10 @@ final class CurlTransfer: @unchecked Sendable {
         let buffered = String(cString: errorBuffer)
         var message = buffered.isEmpty ? String(cString: curl_easy_strerror(code)) : buffered
         if let placementError { message = placementError }
+        if readErrno != nil || readProblem != nil {
+            return .failure(TransportError(kind: .readFailed, code: Int(code.rawValue),
+                                           message: uploadFailureMessage(curlMessage: message), url: safeURL, errno: readErrno))
+        }
         if let writeErrno { message += ": " + String(cString: strerror(writeErrno)) }
         let kind: TransportError.Kind = placementError != nil ? .other : CurlErrorMapping.kind(code)
         return .failure(TransportError(kind: kind, code: Int(code.rawValue), message: message,

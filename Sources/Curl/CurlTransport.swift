@@ -29,6 +29,15 @@ public final class CurlTransport: Sendable {
         try await run(CurlTransfer(request: request, sink: .file(fd: fd, placement: .fixed(offset)), options: options)).response
     }
 
+    /// Performs a request whose body is `length` bytes of `fd` from offset 0, streamed with pread
+    /// as curl sends (CURLOPT_UPLOAD; the method comes from the request, e.g. PUT). The file is
+    /// never loaded into memory. A failed read aborts the transfer with `.readFailed`.
+    /// `request.body` is ignored. The response body is returned in memory.
+    public func upload(_ request: CurlRequest, from fd: Int32, length: Int64) async throws -> CurlResponse {
+        try await run(CurlTransfer(request: request, sink: .memory, options: options,
+                                   upload: UploadSource(fd: fd, length: max(0, length)))).response
+    }
+
     /// A ranged download whose write offset follows the response: a 206 body goes to the start
     /// in its `Content-Range`, a 200 body (the server ignored `Range`) to offset 0, so the bytes
     /// always land at their own offset in the file. Returns the response and where writing began.

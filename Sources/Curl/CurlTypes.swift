@@ -53,6 +53,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         case tls               // certificate or handshake
         case cancelled         // the awaiting Task was cancelled
         case writeFailed       // the destination fd refused bytes (disk full: errno set)
+        case readFailed        // an upload's source fd could not be read (errno set), or ended early
         case other
     }
     public var kind: Kind
@@ -62,7 +63,8 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The URL, without credentials.
     public var url: String
-    /// errno of a failed local write (ENOSPC...), when kind == .writeFailed.
+    /// errno of a failed local write (ENOSPC...) when kind == .writeFailed, or of a failed read
+    /// of an upload's source when kind == .readFailed (nil when the source ended early).
     public var errno: Int32?
     public init(kind: Kind, code: Int, message: String, url: String, errno: Int32? = nil) {
         self.kind = kind; self.code = code; self.message = message; self.url = url; self.errno = errno

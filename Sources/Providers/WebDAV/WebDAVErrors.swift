@@ -6,12 +6,17 @@ import Foundation
 struct WebDAVErrors: Sendable {
     let remote: String
 
-    /// An error for a non-success HTTP answer to `method` on `path`.
-    func status(_ status: Int, method: String, path: String, body: Data = Data()) -> ProviderError {
+    /// An error for a non-success HTTP answer to `method` on `path`. `meaning` overrides the
+    /// general mapping where a status means something particular for one method (a 412 to
+    /// `If-None-Match: *` is `.exists`; a 409 to PUT or MKCOL is a missing parent).
+    func status(_ status: Int, method: String, path: String, body: Data = Data(),
+                meaning: [Int: ProviderError.Kind] = [:]) -> ProviderError {
         let kind: ProviderError.Kind
         switch status {
+        case _ where meaning[status] != nil: kind = meaning[status]!
         case 404, 410: kind = .notFound
         case 401, 403: kind = .denied
+        case 423: kind = .denied  // locked by someone else
         case 412: kind = .versionChanged
         case 507: kind = .noSpace
         case 413: kind = .tooLarge
@@ -40,6 +45,9 @@ struct WebDAVErrors: Sendable {
         case .writeFailed:
             kind = t.errno == ENOSPC || t.errno == EDQUOT ? .noSpace : .serverError
             detail = "\(method): writing to the content cache failed: \(t.message)"
+        case .readFailed:
+            kind = .localIO
+            detail = "\(method): reading the content cache failed: \(t.message)"
         }
         return ProviderError(kind, remote: remote, path: path, detail: detail)
     }

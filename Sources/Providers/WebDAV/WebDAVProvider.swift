@@ -18,13 +18,14 @@ public final class WebDAVProvider: Provider {
     }
 
     public let remoteDescription: String
-    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota] }
+    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .write, .rename, .delete, .createFolder] }
 
-    private let configuration: Configuration
-    private let transport: CurlTransport
-    private let paths: WebDAVPaths
-    private let errors: WebDAVErrors
-    private let log = Logger(label: "favfs.webdav")
+    // Internal, not private: the write side (WebDAVProvider+Writing.swift) uses them too.
+    let configuration: Configuration
+    let transport: CurlTransport
+    let paths: WebDAVPaths
+    let errors: WebDAVErrors
+    let log = Logger(label: "favfs.webdav")
 
     /// The properties a listing needs, and nothing more (each costs the server a lookup).
     static let itemProperties = ["resourcetype", "getcontentlength", "getlastmodified", "getetag"]
@@ -70,7 +71,7 @@ public final class WebDAVProvider: Provider {
         }
     }
 
-    private func single(_ identifier: ItemIdentifier, isFolder: Bool) async throws -> Item {
+    func single(_ identifier: ItemIdentifier, isFolder: Bool) async throws -> Item {
         let resources = try await propfind(identifier, isFolder: isFolder, depth: "0", properties: Self.itemProperties)
         let target = WebDAVPaths.Relation.child(name: identifier.name)
         let match = resources.first { resource in

@@ -1,0 +1,148 @@
+import Curl
+import FavFSCore
+import Foundation
+
+/// The write side: PUT, MKCOL, DELETE, MOVE. Each call is one remote operation (plus a
+/// PROPFIND Depth 0 for the resulting item's size, mtime and ETag). Apache mod_dav keeps no
+/// modification times it is given and has no symbolic links: `setModified` and `createSymlink`
+/// keep the protocol's defaults (`.notSupported`).
+extension WebDAVProvider: WritableProvider {
+    // MARK: upload
+
+    /// PUT from the content source, streamed from its fd. The precondition is checked by the
+    /// server with the write (`If-None-Match: *`, `If-Match`), except for a weak base version:
+    /// see `checkUnchanged`.
+    public func upload(_ id: ItemIdentifier, from source: ContentSource, precondition: UploadPrecondition) async throws -> Item {
+        let path = id.rawValue
+        var headers: [CurlHeader] = []
+        var meaning: [Int: ProviderError.Kind] = [409: .notFound, 413: .tooLarge, 507: .noSpace]
+        switch precondition {
+        case .mustNotExist:
+            headers.append(CurlHeader("If-None-Match", "*"))
+            meaning[412] = .exists
+        case .mustMatch(let version) where WebDAVETag.isWeak(version):
+            // If-Match compares strongly, so a weak tag would always fail: compare here instead
+            // and PUT without a precondition. A change between this PROPFIND and the PUT (a
+            // window of one round trip) is overwritten; that is the price of a base version
+            // Apache only gave out weakly (the file was less than a second old when read).
+            try await checkUnchanged(id, base: version)
+        case .mustMatch(let version):
+            headers.append(CurlHeader("If-Match", version))
+            meaning[412] = .versionChanged
+        case .none:
+            break
+        }
+        let request = CurlRequest(method: "PUT", url: paths.url(for: id, isFolder: false), headers: headers,
+                                  credentials: configuration.credentials)
+        let response: CurlResponse
+        do {
+            response = try await transport.upload(request, from: source.fd, length: source.length)
+        } catch {
+            throw errors.transport(error, method: "PUT", path: path)
+        }
+        guard (200..<300).contains(response.status) else {
+            throw errors.status(response.status, method: "PUT", path: path, body: response.body, meaning: meaning)
+        }
+        let uploaded = Item(identifier: id, kind: .file, size: source.length, version: response.headers["etag"])
+        return await itemAfterChange(id, isFolder: false, fallback: uploaded, method: "PUT")
+    }
+
+    /// Throws `.versionChanged` unless the file's current ETag equals `base` (weakly).
+    private func checkUnchanged(_ id: ItemIdentifier, base: String) async throws {
+        let current: Item
+        do {
+            current = try await single(id, isFolder: false)
+        } catch let error as ProviderError where error.kind == .notFound || error.status == 301 {
+            // Gone since it was read (or a folder now: Apache answers a folder's file URL with 301).
+            throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, status: error.status,
+                                detail: "PUT refused: the file is no longer there (PROPFIND: \(error.status.map { "\($0) \(WebDAVErrors.reason($0))" } ?? error.detail)); its base version was \(base)")
+        }
+        guard current.kind == .file, let now = current.version, WebDAVETag.weaklyEqual(now, base) else {
+            throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, status: 207,
+                                detail: "PUT refused: the file changed on the server (ETag \(current.version ?? "none"), base version \(base))")
+        }
+    }
+
+    // MARK: folders
+
+    /// MKCOL at the folder URL.
+    public func createFolder(_ id: ItemIdentifier) async throws -> Item {
+        let path = id.rawValue
+        let request = CurlRequest(method: "MKCOL", url: paths.url(for: id, isFolder: true), credentials: configuration.credentials)
+        let response: CurlResponse
+        do {
+            response = try await transport.perform(request)
+        } catch {
+            throw errors.transport(error, method: "MKCOL", path: path)
+        }
+        guard (200..<300).contains(response.status) else {
+            // 405: something is there already; 409: the parent is missing.
+            let error = errors.status(response.status, method: "MKCOL", path: path, body: response.body,
+                                      meaning: [405: .exists, 409: .notFound, 507: .noSpace])
+            throw await diagnose(error, target: id, targetMustNotExist: true)
+        }
+        return await itemAfterChange(id, isFolder: true, fallback: Item(identifier: id, kind: .folder), method: "MKCOL")
+    }
+
+    // MARK: delete
+
+    /// DELETE at the file URL, or the folder URL for a folder (the core checked it is empty:
+    /// WebDAV would delete a whole tree).
+    public func delete(_ item: Item) async throws {
+        let path = item.identifier.rawValue
+        let request = CurlRequest(method: "DELETE", url: paths.url(for: item.identifier, isFolder: item.isFolder),
+                                  credentials: configuration.credentials)
+        let response: CurlResponse
+        do {
+            response = try await transport.perform(request)
+        } catch {
+            throw errors.transport(error, method: "DELETE", path: path)
+        }
+        guard (200..<300).contains(response.status) else {
+            throw errors.status(response.status, method: "DELETE", path: path, body: response.body)
+        }
+    }
+
+    // MARK: move
+
+    /// MOVE with an absolute, percent-encoded `Destination` and `Overwrite: T` or `F`.
+    public func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item {
+        let path = item.identifier.rawValue
+        let request = CurlRequest(method: "MOVE", url: paths.url(for: item.identifier, isFolder: item.isFolder),
+                                  headers: [CurlHeader("Destination", paths.url(for: destination, isFolder: item.isFolder)),
+                                            CurlHeader("Overwrite", replacing ? "T" : "F")],
+                                  credentials: configuration.credentials)
+        let response: CurlResponse
+        do {
+            response = try await transport.perform(request)
+        } catch {
+            throw errors.transport(error, method: "MOVE", path: path)
+        }
+        guard (200..<300).contains(response.status) else {
+            // 412: Overwrite F and the destination exists; 409: the destination's parent is
+            // missing; 502: the destination is on another server.
+            let error = errors.status(response.status, method: "MOVE", path: path, body: response.body,
+                                      meaning: [412: .exists, 409: .notFound, 502: .crossDevice, 507: .noSpace])
+            throw await diagnose(error, target: destination, targetMustNotExist: !replacing)
+        }
+        var moved = item
+        moved.identifier = destination
+        return await itemAfterChange(destination, isFolder: item.isFolder, fallback: moved, method: "MOVE")
+    }
+
+    // MARK: helpers
+
+    /// The item as the server has it after a change that succeeded (PROPFIND Depth 0). The change
+    /// is done, so a failing PROPFIND must not report it as failed: the caller gets what is known
+    /// (`fallback`) and the next listing refreshes it.
+    private func itemAfterChange(_ id: ItemIdentifier, isFolder: Bool, fallback: Item, method: String) async -> Item {
+        do {
+            return try await single(id, isFolder: isFolder)
+        } catch {
+            log.warning("the item could not be read back after a change that succeeded", metadata: [
+                "remote": "\(remoteDescription)", "path": "\(id.rawValue)", "method": "\(method)", "error": "\(error)",
+            ])
+            return fallback
+        }
+    }
+}
