@@ -219,22 +219,4 @@ final class Bridge: @unchecked Sendable {
             fuse_reply_statfs(req.raw, &s)
         }
     }
-
-    static let stateAttribute = "user.favfs.state"
-
-    /// Only `user.favfs.state` (the item's cache state) exists, and it is not listed, so
-    /// copies with `cp -a` do not carry it. Everything else: no such attribute.
-    func getxattr(_ req: Request, _ ino: UInt64, _ name: String, _ size: Int) {
-        guard name == Self.stateAttribute, let id = inodes.identifier(ino), let state = domain.state(of: id) else {
-            return req.fail(ENODATA)
-        }
-        let bytes = Array(state.utf8)
-        if size == 0 { fuse_reply_xattr(req.raw, bytes.count); return }
-        if size < bytes.count { return req.fail(ERANGE) }
-        fuse_reply_buf(req.raw, bytes, bytes.count)
-    }
-
-    func listxattr(_ req: Request, _ size: Int) {
-        if size == 0 { fuse_reply_xattr(req.raw, 0) } else { fuse_reply_buf(req.raw, nil, 0) }
-    }
 }

@@ -46,8 +46,8 @@ func makeOperations() -> fuse_lowlevel_ops {
     ops.fsync = { req, _, _, _ in fuse_reply_err(req, 0) }
     ops.release = { req, _, fi in bridge(req).release(Request(raw: req!), fi!.pointee.fh) }
     ops.statfs = { req, _ in bridge(req).statfs(Request(raw: req!)) }
-    ops.getxattr = { req, ino, n, size in bridge(req).getxattr(Request(raw: req!), UInt64(ino), name(n), size) }
-    ops.listxattr = { req, _, size in bridge(req).listxattr(Request(raw: req!), size) }
+    // No xattr handlers: libfuse answers ENOSYS once and the kernel stops asking, which saves
+    // `ls -l` two round trips per file (ACL and SELinux probes). Status is `favfs status`.
 
     ops.create = { req, parent, n, _, fi in bridge(req).create(Request(raw: req!), UInt64(parent), name(n), fi!.pointee) }
     ops.write = { req, _, buf, size, off, fi in
@@ -67,8 +67,6 @@ func makeOperations() -> fuse_lowlevel_ops {
     // No remote has these: the right errno, never a silent no-op.
     ops.mknod = { req, _, _, _, _ in fuse_reply_err(req, EPERM) }
     ops.link = { req, _, _, _ in fuse_reply_err(req, EPERM) }
-    ops.setxattr = { req, _, _, _, _, _ in fuse_reply_err(req, ENOTSUP) }
-    ops.removexattr = { req, _, _ in fuse_reply_err(req, ENOTSUP) }
     ops.fallocate = { req, _, _, _, _, _ in fuse_reply_err(req, EOPNOTSUPP) }
     return ops
 }

@@ -13,7 +13,7 @@ struct FavFS: AsyncParsableCommand {
               favfs unmount ~/Remote
             """,
         version: FavFSVersion.string,
-        subcommands: [MountCommand.self, UnmountCommand.self]
+        subcommands: [MountCommand.self, UnmountCommand.self, StatusCommand.self]
     )
 }
 

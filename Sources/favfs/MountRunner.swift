@@ -89,7 +89,7 @@ struct MountRunner {
         fuseOptions.debug = command.debugFuse
         let fuse = FUSEMount(domain: domain, options: fuseOptions)
 
-        let control = UnmountControl(domain: domain)
+        let control = ControlServer(domain: domain, remote: remote.description, mountpoint: mountpoint)
         try ControlChannel.listen(mountpoint: mountpoint) { control.serve($0) }
         do { try fuse.mount() } catch { throw CLIError("\(error)") }
 
@@ -140,120 +140,5 @@ struct MountRunner {
             SignalSources.keep(src)
         }
         signal(SIGPIPE, SIG_IGN)
-    }
-}
-
-/// Keeps signal sources alive for the process's lifetime.
-enum SignalSources {
-    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
-    static func keep(_ s: DispatchSourceSignal) { sources.append(s) }
-}
-
-/// Runs a blocking function on its own thread; its result can be awaited.
-enum LoopThread {
-    static func start(_ body: @escaping @Sendable () -> Int32) -> Task<Int32, Never> {
-        Task.detached {
-            await withCheckedContinuation { (c: CheckedContinuation<Int32, Never>) in
-                Thread.detachNewThread { c.resume(returning: body()) }
-            }
-        }
-    }
-}
-
-/// Whether a new mount answers: stat of its root, from a thread that may block in the kernel.
-enum MountProbe {
-    static func answers(_ mountpoint: String, timeout: Double) async -> Bool {
-        await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
-            let once = Once(c)
-            Thread.detachNewThread {
-                var st = stat()
-                // A stat that reaches our getattr has st_ino 1 (the FUSE root).
-                let deadline = Date().addingTimeInterval(timeout)
-                while Date() < deadline {
-                    if stat(mountpoint, &st) == 0 && st.st_ino == 1 { once.resume(true); return }
-                    usleep(20_000)
-                }
-                once.resume(false)
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout + 1) { once.resume(false) }
-        }
-    }
-
-    final class Once: @unchecked Sendable {
-        private var c: CheckedContinuation<Bool, Never>?
-        private let lock = NSLock()
-        init(_ c: CheckedContinuation<Bool, Never>) { self.c = c }
-        func resume(_ v: Bool) { lock.withLock { c?.resume(returning: v); c = nil } }
-    }
-}
-
-/// The daemon's side of `favfs unmount`: finishes pending uploads (reporting progress),
-/// remembers whether to keep the cache, and answers the waiting client once content was evicted.
-final class UnmountControl: @unchecked Sendable {
-    private let domain: Domain
-    private let lock = NSLock()
-    private var keep = false
-    private var waiting: LineSocket?
-
-    init(domain: Domain) { self.domain = domain }
-
-    var keepCache: Bool { lock.withLock { keep } }
-
-    func serve(_ s: LineSocket) {
-        while let line = s.readLine() {
-            if line.hasPrefix("prepare-unmount") {
-                lock.withLock { keep = line.contains("keep-cache=1"); waiting = s }
-                let failures = drainUploads(reportingTo: s)
-                for f in failures {
-                    s.send("warning: not uploaded, kept in the cache for the next mount: \(f)")
-                }
-                s.send("ready")
-            } else if line == "cancel" {
-                lock.withLock { keep = false; waiting = nil }
-            } else {
-                s.send("error: unknown command")
-            }
-        }
-    }
-
-    /// Blocks this (control) thread until uploads are done or only failed ones remain.
-    private func drainUploads(reportingTo s: LineSocket) -> [ProviderError] {
-        let done = DispatchSemaphore(value: 0)
-        let result = ResultBox()
-        let domain = self.domain
-        Task {
-            result.failures = await domain.drainUploads { items, bytes in
-                s.send("progress \(items) \(bytes)")
-            }
-            done.signal()
-        }
-        done.wait()
-        return result.failures
-    }
-
-    final class ResultBox: @unchecked Sendable { var failures: [ProviderError] = [] }
-
-    func finish(_ line: String) {
-        lock.withLock {
-            waiting?.send(line)
-            waiting?.close()
-            waiting = nil
-        }
-    }
-}
-
-/// The kernel sends reads of at most `read_ahead_kb` (128 KiB by default) ahead of a sequential
-/// reader; root may raise it per mount, which lets large reads arrive in 1 MiB requests.
-enum BackingDevice {
-    static func raiseReadahead(mountpoint: String, kilobytes: Int, log: Logger) {
-        guard getuid() == 0 else { return }
-        var st = stat()
-        guard stat(mountpoint, &st) == 0 else { return }
-        let dev = UInt64(st.st_dev)
-        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
-        let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
-        let path = "/sys/class/bdi/\(major):\(minor)/read_ahead_kb"
-        do { try "\(kilobytes)\n".write(toFile: path, atomically: false, encoding: .utf8) }
-        catch { log.debug("cannot raise \(path): \(error)") }
     }
 }

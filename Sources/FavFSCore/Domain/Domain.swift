@@ -24,6 +24,8 @@ public final class Domain: @unchecked Sendable {
     /// The content version each item had when last opened: same version, keep the page cache.
     var openedVersions: [ItemIdentifier: String] = [:]
     private var quotaCache: (at: Double, quota: Quota?)?
+    /// The last error that said the remote could not be reached, with when (for status).
+    var lastNetworkError: String?
 
     public init(provider: any Provider, store: PlaceholderStore, content: ContentCache, options: DomainOptions) {
         self.provider = provider
@@ -60,6 +62,7 @@ public final class Domain: @unchecked Sendable {
         } catch let e as ProviderError where e.isTransient {
             guard (try? store.item(.rootContainer))?.listedAt != nil else { throw e }
             log.warning("\(e) — serving the placeholders of earlier mounts until it answers")
+            lock.withLock { lastNetworkError = "\(Date()): \(e)" }
             return .offline(e)
         }
     }
@@ -124,7 +127,10 @@ public final class Domain: @unchecked Sendable {
             do {
                 return try await enumerate(folder)
             } catch {
-                lock.withLock { folders[folder]?.lastFailure = Self.now }
+                lock.withLock {
+                    folders[folder]?.lastFailure = Self.now
+                    if let e = error as? ProviderError, e.isTransient { lastNetworkError = "\(Date()): \(e)" }
+                }
                 if let e = error as? ProviderError, e.kind == .notFound {
                     forgetSubtree(folder)
                 }
@@ -277,10 +283,14 @@ public final class Domain: @unchecked Sendable {
         return q ?? nil
     }
 
-    /// An item's state in words, for `user.favfs.state`: folder, placeholder (no content here),
-    /// partial N%, or materialized.
+    /// An item's state in words, for `favfs status PATH`: folder, placeholder (no content
+    /// here), partial N%, materialized, or dirty (changed here, upload pending or failed).
     public func state(of id: ItemIdentifier) -> String? {
         guard let item = cachedItem(id) else { return nil }
+        if let d = lock.withLock({ dirty[id] }) {
+            if let f = d.failure { return "dirty: upload failed (\(f)); kept in the cache" }
+            return d.uploading ? "dirty: uploading" : "dirty: upload pending (on close)"
+        }
         switch item.kind {
         case .folder: return "folder"
         case .symlink: return "symlink"
@@ -290,6 +300,26 @@ public final class Domain: @unchecked Sendable {
             if present == 0 { return "placeholder" }
             return "partial \(present * 100 / item.size)%"
         }
+    }
+
+    /// The mount at a glance, for `favfs status`.
+    public struct Status: Sendable {
+        public var cachedFiles: Int
+        public var cachedBytes: Int64
+        public var cacheLimit: Int64
+        public var pendingUploads: Int
+        public var pendingBytes: Int64
+        public var failedUploads: [ProviderError]
+        public var lastNetworkError: String?
+    }
+
+    public func status() -> Status {
+        let records = (try? store.contentByLastUse()) ?? []
+        let pending = pendingUploads()
+        return Status(cachedFiles: records.filter { !$0.ranges.isEmpty }.count,
+                      cachedBytes: records.reduce(0) { $0 + $1.ranges.count }, cacheLimit: content.limit,
+                      pendingUploads: pending.items, pendingBytes: pending.bytes, failedUploads: pending.failed,
+                      lastNetworkError: lock.withLock { lastNetworkError })
     }
 
     /// Ends the mount: evicts all content that is not pinned unless `keepContent`.

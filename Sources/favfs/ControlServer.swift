@@ -1,0 +1,83 @@
+import Foundation
+import FavFSCore
+
+/// The daemon's side of the control channel (see `ControlChannel`):
+/// - `prepare-unmount keep-cache=0|1`: finishes pending uploads (reporting `progress` lines),
+///   remembers whether to keep the cache, answers `ready`, and after the kernel unmount
+///   `evicted FILES BYTES`;
+/// - `status` and `status PATH`: the mount's or an item's state, as lines, then `end`.
+final class ControlServer: @unchecked Sendable {
+    private let domain: Domain
+    private let remote: String
+    private let mountpoint: String
+    private let lock = NSLock()
+    private var keep = false
+    private var waiting: LineSocket?
+
+    init(domain: Domain, remote: String, mountpoint: String) {
+        self.domain = domain; self.remote = remote; self.mountpoint = mountpoint
+    }
+
+    var keepCache: Bool { lock.withLock { keep } }
+
+    func serve(_ s: LineSocket) {
+        while let line = s.readLine() {
+            if line.hasPrefix("prepare-unmount") {
+                lock.withLock { keep = line.contains("keep-cache=1"); waiting = s }
+                let failures = drainUploads(reportingTo: s)
+                for f in failures {
+                    s.send("warning: not uploaded, kept in the cache for the next mount: \(f)")
+                }
+                s.send("ready")
+            } else if line == "status" {
+                for l in mountStatus() { s.send(l) }
+                s.send("end")
+            } else if line.hasPrefix("status /") {
+                let id = ItemIdentifier(String(line.dropFirst("status ".count)))
+                s.send(domain.state(of: id) ?? "unknown (not seen by this mount)")
+                s.send("end")
+            } else if line == "cancel" {
+                lock.withLock { keep = false; waiting = nil }
+            } else {
+                s.send("error: unknown command")
+            }
+        }
+    }
+
+    /// Blocks this (control) thread until uploads are done or only failed ones remain.
+    private func drainUploads(reportingTo s: LineSocket) -> [ProviderError] {
+        let done = DispatchSemaphore(value: 0)
+        let result = ResultBox()
+        let domain = self.domain
+        Task {
+            result.failures = await domain.drainUploads { items, bytes in
+                s.send("progress \(items) \(bytes)")
+            }
+            done.signal()
+        }
+        done.wait()
+        return result.failures
+    }
+
+    private func mountStatus() -> [String] {
+        let s = domain.status()
+        var lines = ["remote: \(remote)", "mountpoint: \(mountpoint)",
+                     "access: \(domain.isWritable ? "read-write" : "read-only")",
+                     "cache: \(s.cachedFiles) files, \(ByteSize.format(s.cachedBytes)) of \(ByteSize.format(s.cacheLimit)) (\(domain.content.directory.deletingLastPathComponent().path))",
+                     "uploads: \(s.pendingUploads) pending (\(ByteSize.format(s.pendingBytes)))"]
+        for f in s.failedUploads { lines.append("failed upload: \(f)") }
+        if let e = s.lastNetworkError { lines.append("last network error: \(e)") }
+        return lines
+    }
+
+    final class ResultBox: @unchecked Sendable { var failures: [ProviderError] = [] }
+
+    func finish(_ line: String) {
+        lock.withLock {
+            waiting?.send(line)
+            waiting?.close()
+            waiting = nil
+        }
+    }
+}
+
