@@ -1,0 +1,84 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `favfs mount` fails cleanly, with a message, in bounded time.
+final class MountErrorEndToEndTests: XCTestCase {
+    var mounts: [MountedFavFS] = []
+    var temps: [URL] = []
+
+    override func setUpWithError() throws {
+        try E2EGate.require(apache: false)
+    }
+
+    override func tearDown() {
+        for m in mounts { m.tearDown() }
+        for t in temps { try? FileManager.default.removeItem(at: t) }
+        mounts = []
+        temps = []
+        super.tearDown()
+    }
+
+    func make(_ remote: String, createMountPoint: Bool = true) throws -> MountedFavFS {
+        let m = try MountedFavFS(remote: remote, createMountPoint: createMountPoint)
+        mounts.append(m)
+        return m
+    }
+
+    /// A small local folder to mount.
+    func smallFolder() throws -> URL {
+        let d = URL(fileURLWithPath: "/tmp").appendingPathComponent("favfs-e2e-small-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
+        try Data("hello\n".utf8).write(to: d.appendingPathComponent("hello.txt"))
+        temps.append(d)
+        return d
+    }
+
+    func testUnreachableServerWithEmptyCacheFails() throws {
+        let port = try FreePort.next()   // nothing listens there
+        let remote = "dav://127.0.0.1:\(port)/files/"
+        let m = try make(remote)
+        let r = try m.mount(timeout: 90)
+        XCTAssertNotEqual(r.status, 0, "mount of an unreachable server succeeded: \(r)")
+        XCTAssertFalse(r.timedOut, "mount of an unreachable server hung: \(r)")
+        XCTAssertLessThan(r.elapsed, 60, "mount of an unreachable server took \(r.elapsed) s")
+        XCTAssertTrue(r.stderr.contains("127.0.0.1:\(port)"), "the message should name the remote: \(r.stderr)")
+        XCTAssertFalse(m.isMounted, "a failed mount left a mount behind")
+    }
+
+    func testMissingMountPointFails() throws {
+        let folder = try smallFolder()
+        let m = try make("file://" + folder.path, createMountPoint: false)
+        let r = try m.mount(timeout: 60)
+        XCTAssertNotEqual(r.status, 0, "mount on a missing mount point succeeded: \(r)")
+        XCTAssertFalse(r.timedOut, "mount on a missing mount point hung: \(r)")
+        XCTAssertFalse(r.stderr.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "no message on stderr")
+        XCTAssertTrue(r.stderr.contains(m.path), "the message should name the mount point: \(r.stderr)")
+        XCTAssertFalse(m.isMounted)
+    }
+
+    func testBadURLFails() throws {
+        let m = try make("nope://x")
+        let r = try m.mount(timeout: 60)
+        XCTAssertNotEqual(r.status, 0, "mount of nope://x succeeded: \(r)")
+        XCTAssertFalse(r.timedOut, "mount of nope://x hung: \(r)")
+        XCTAssertTrue(r.stderr.contains("nope://x") || r.stderr.contains("nope"), "the message should name the URL: \(r.stderr)")
+        XCTAssertFalse(m.isMounted)
+    }
+
+    func testBusyMountPointFails() throws {
+        let folder = try smallFolder()
+        let m = try make("file://" + folder.path)
+        try m.mountOrThrow()
+        let again = try MountedFavFS(remote: "file://" + folder.path)
+        mounts.append(again)
+        // Same mount point, another cache dir.
+        let r = try TimedProcess.run(FavFSBinary.path, ["mount", m.path, "--remote", "file://" + folder.path,
+                                                         "--cache-dir", again.cacheDir.path], timeout: 60)
+        XCTAssertNotEqual(r.status, 0, "a second mount on a busy mount point succeeded: \(r)")
+        XCTAssertFalse(r.timedOut, "a second mount on a busy mount point hung: \(r)")
+        // The first mount still answers.
+        let cat = try TimedProcess.sh("cat \(shq(m.path + "/hello.txt"))", timeout: 30)
+        XCTAssertEqual(cat.stdout, "hello\n", "first mount after a refused second mount: \(cat)")
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// favfs against a real Apache mod_dav serving the generated tree (generated once per class).
+final class WebDAVEndToEndTests: XCTestCase {
+    nonisolated(unsafe) static var server: TestApache?
+    nonisolated(unsafe) static var setupError: Error?
+    var mounts: [MountedFavFS] = []
+
+    /// The shared server, created and filled on first use.
+    static func sharedServer() throws -> TestApache {
+        if let setupError { throw setupError }
+        if let server {
+            if !server.isRunning { try server.start() }
+            return server
+        }
+        do {
+            let s = try TestApache()
+            let t0 = Date()
+            try TreeGenerator().write(into: s.documentRoot)
+            print("WebDAVEndToEndTests: tree generated in \(String(format: "%.1f", Date().timeIntervalSince(t0))) s")
+            try s.start()
+            server = s
+            return s
+        } catch {
+            setupError = error
+            throw error
+        }
+    }
+
+    override class func tearDown() {
+        server?.remove()
+        server = nil
+        super.tearDown()
+    }
+
+    override func setUpWithError() throws {
+        try E2EGate.require(apache: true)
+    }
+
+    override func tearDown() {
+        for m in mounts { m.tearDown() }
+        mounts = []
+        super.tearDown()
+    }
+
+    func makeMount(cacheDir: URL? = nil) throws -> (MountedFavFS, TestApache) {
+        let s = try Self.sharedServer()
+        let m = try MountedFavFS(remote: s.davURL, cacheDir: cacheDir)
+        mounts.append(m)
+        return (m, s)
+    }
+
+    // 1.
+    func testFullTreeMatchesServer() throws {
+        let (m, s) = try makeMount()
+        try m.mountOrThrow()
+        try SharedChecks.treeEquality(mount: m.path, server: s.documentRoot.path)
+    }
+
+    // 2.
+    func testRandomOffsetReads() throws {
+        let (m, s) = try makeMount()
+        try m.mountOrThrow()
+        try SharedChecks.randomOffsetReads(mount: m.path, server: s.documentRoot.path)
+    }
+
+    // 3.
+    func testPartialReadFetchesOnlyItsRange() throws {
+        let (m, s) = try makeMount()
+        try m.mountOrThrow()
+        let mark = s.accessLogLines().count
+        let offset = 32 << 20
+        func readCmd(_ root: String) -> String {
+            "set -o pipefail; dd if=\(shq(root + "/" + TreeGenerator.bigFile)) iflag=skip_bytes,count_bytes skip=\(offset) count=4096 bs=4096 status=none | sha256sum"
+        }
+        let mr = try TimedProcess.sh(readCmd(m.path), timeout: 60)
+        XCTAssertTrue(mr.succeeded, "read on the mount: \(mr)")
+        let sr = try TimedProcess.sh(readCmd(s.documentRoot.path), timeout: 60)
+        XCTAssertEqual(mr.stdout, sr.stdout, "the 4 KiB at 32 MiB differ from the server's")
+        // Give background read-ahead a moment, then unmount so every request is finished and logged.
+        usleep(1_000_000)
+        let u = try m.unmount()
+        XCTAssertTrue(u.succeeded, "favfs unmount: \(u)")
+        usleep(300_000)
+
+        let path = "/files/" + TreeGenerator.bigFile
+        let lines = s.accessLogLines().dropFirst(mark)
+        let gets = lines.filter { $0.hasPrefix("GET \(path) ") }
+        let bytes = gets.reduce(0) { total, line in
+            let f = line.split(separator: " ")
+            return total + (f.count > 3 ? Int(f[3]) ?? 0 : 0)
+        }
+        let ranged = gets.filter { !$0.hasSuffix("\"-\"") }
+        print("partial read: \(gets.count) GETs of \(path), \(bytes) bytes:\n" + gets.prefix(20).joined(separator: "\n"))
+        XCTAssertGreaterThan(gets.count, 0, "no GET of \(path) in the access log after the mark:\n" + lines.suffix(20).joined(separator: "\n"))
+        XCTAssertGreaterThan(ranged.count, 0, "no ranged GET of \(path): \(gets)")
+        XCTAssertLessThan(bytes, 4 << 20, "a 4 KiB read fetched \(bytes) bytes of the 64 MiB file: \(gets)")
+    }
+
+    // 4.
+    func testUnmountEvictsContent() throws {
+        let (m, _) = try makeMount()
+        try SharedChecks.unmountEvicts(m)
+    }
+
+    func testUnmountKeepCacheKeepsContent() throws {
+        let (m, _) = try makeMount()
+        try SharedChecks.unmountKeepCacheKeeps(m)
+    }
+
+    // 5.
+    func testRemountWithServerStopped() throws {
+        let (m, s) = try makeMount()
+        try m.mountOrThrow()
+        let first = try Tree.listing(m.path)
+        XCTAssertGreaterThan(first.count, TreeGenerator.smallFileCount)
+        let u = try m.unmount()
+        XCTAssertTrue(u.succeeded, "favfs unmount: \(u)")
+        XCTAssertFalse(m.isMounted)
+
+        s.stop()
+        defer { XCTAssertNoThrow(try s.start(), "restarting Apache") }
+        XCTAssertFalse(FreePort.isListening(port: s.port), "Apache still listening after stop")
+
+        let m2 = try MountedFavFS(remote: s.davURL, cacheDir: m.cacheDir)
+        mounts.append(m2)
+        try m2.mountOrThrow()
+        let second = try Tree.listing(m2.path, timeout: 120)
+        XCTAssertEqual(Set(second.keys), Set(first.keys), "paths listed with the server down differ")
+        let sizeDiffs = first.filter { $0.value.kind == "f" && second[$0.key]?.size != $0.value.size }.map(\.key).sorted()
+        XCTAssertEqual(Array(sizeDiffs.prefix(20)), [], "sizes differ with the server down")
+
+        // Content never fetched: the read fails (EIO) rather than hanging.
+        let never = m2.path + "/many/" + TreeGenerator.smallFileName(4_321)
+        let r = try TimedProcess.sh("cat \(shq(never))", timeout: 60)
+        XCTAssertNotEqual(r.status, 0, "reading never-fetched content with the server down succeeded: \(r)")
+        XCTAssertFalse(r.timedOut, "reading with the server down hung: \(r)")
+        XCTAssertLessThan(r.elapsed, 30, "reading with the server down took \(r.elapsed) s")
+        XCTAssertTrue(r.stderr.contains("Input/output error"), "expected EIO: \(r.stderr)")
+        let big = try TimedProcess.sh("dd if=\(shq(m2.path + "/" + TreeGenerator.bigFile)) of=/dev/null bs=4096 count=1 skip=100 status=none", timeout: 60)
+        XCTAssertNotEqual(big.status, 0, "reading never-fetched big.bin with the server down succeeded")
+        XCTAssertLessThan(big.elapsed, 30, "reading big.bin with the server down took \(big.elapsed) s")
+        XCTAssertTrue(big.stderr.contains("Input/output error"), "expected EIO: \(big.stderr)")
+        let u2 = try m2.unmount()
+        XCTAssertTrue(u2.succeeded, "favfs unmount with the server down: \(u2)")
+    }
+
+    // 6.
+    func testReadOnly() throws {
+        let (m, s) = try makeMount()
+        try m.mountOrThrow()
+        try SharedChecks.readOnly(mount: m.path, server: s.documentRoot.path)
+    }
+}
