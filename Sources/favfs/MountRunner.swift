@@ -98,6 +98,7 @@ struct MountRunner {
             _ = try? Process.run(URL(fileURLWithPath: "/bin/fusermount3"), arguments: ["-u", "-z", mountpoint])
             throw CLIError("the mount on \(mountpoint) did not answer")
         }
+        BackingDevice.raiseReadahead(mountpoint: mountpoint, kilobytes: 1024, log: log)
         log.info("mounted \(remote) on \(mountpoint) (cache \(cacheDir))")
         notifier.mounted()
 
@@ -211,5 +212,21 @@ final class UnmountControl: @unchecked Sendable {
             waiting?.close()
             waiting = nil
         }
+    }
+}
+
+/// The kernel sends reads of at most `read_ahead_kb` (128 KiB by default) ahead of a sequential
+/// reader; root may raise it per mount, which lets large reads arrive in 1 MiB requests.
+enum BackingDevice {
+    static func raiseReadahead(mountpoint: String, kilobytes: Int, log: Logger) {
+        guard getuid() == 0 else { return }
+        var st = stat()
+        guard stat(mountpoint, &st) == 0 else { return }
+        let dev = UInt64(st.st_dev)
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
+        let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
+        let path = "/sys/class/bdi/\(major):\(minor)/read_ahead_kb"
+        do { try "\(kilobytes)\n".write(toFile: path, atomically: false, encoding: .utf8) }
+        catch { log.debug("cannot raise \(path): \(error)") }
     }
 }
