@@ -42,6 +42,7 @@ def parse_args(argv):
     p.add_argument("--timeout", type=int, default=600, help="seconds any one command may take (default 600)")
     p.add_argument("--results", default=os.path.join(HERE, "results"), help="where JSON and latest.md go")
     p.add_argument("--list", action="store_true", help="list the cases of the chosen scale and exit")
+    p.add_argument("--prepare", action="store_true", help="generate the data of the chosen scale and exit")
     return p.parse_args(argv)
 
 
@@ -73,6 +74,7 @@ def choose_remote(args, ctx, server, ds):
             proc.run(["ls", m.mnt], timeout=30)
         return "dav", dav
     except proc.ToolError as e:
+        ctx.remote_note = f"favfs over WebDAV failed, so favfs read file:// of the same data: {str(e).splitlines()[0]}"
         log(f"WARNING: favfs over WebDAV failed ({str(e).splitlines()[0]}); measuring favfs over {file_url}")
         mounts.cleanup_all()
         return "file", file_url
@@ -93,6 +95,9 @@ def main(argv):
     if args.list:
         for c in all_cases:
             print(f"{c.name:28} {c.unit:5} {','.join(c.tools):26} {c.note}")
+        return 0
+    if args.prepare:
+        ds.ensure(log=log)
         return 0
     chosen = casemod.select(all_cases, args.cases)
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
@@ -143,6 +148,7 @@ def main(argv):
             "scale": scale.name, "runs": args.runs, "machine": report.machine(),
             "favfs_binary": favfs_bin, "favfs_commit": git_commit(favfs_bin),
             "favfs_remote_kind": kind, "favfs_remote": remote,
+            "favfs_remote_note": getattr(ctx, "remote_note", ""),
             "rclone_version": rc_ver[0] if rc_ver else "?",
             "server": "apache2 mod_dav on 127.0.0.1", "tools": tools,
         }

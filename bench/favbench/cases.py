@@ -62,9 +62,10 @@ class Context:
         return RcloneMount(self.server.url, mnt, cache_dir)
 
     @contextlib.contextmanager
-    def mounted(self, tool, cache_dir=None):
+    def mounted(self, tool, cache_dir=None, keep_cache=False):
         """A fresh mount (fresh cache folder unless given); unmounted and its cache removed
-        afterwards, with the daemon's peak RSS recorded just before the unmount."""
+        afterwards, with the daemon's peak RSS recorded just before the unmount.
+        keep_cache: `favfs unmount --keep-cache` (rclone always keeps its cache folder)."""
         own = cache_dir is None
         cache_dir = cache_dir or self._fresh_cache(tool)
         m = self.make_mount(tool, cache_dir).mount()
@@ -74,7 +75,7 @@ class Context:
             if rss:
                 self.rss[tool] = max(self.rss.get(tool, 0), rss)
         finally:
-            m.unmount()
+            m.unmount(keep_cache=True) if keep_cache and tool == "favfs" else m.unmount()
             if own:
                 shutil.rmtree(cache_dir, ignore_errors=True)
 
@@ -139,6 +140,22 @@ def _read_in_mode(ctx, path, mode):
     if mode == "warm":
         ctx.drop()
     return ctx.read_rate([path])
+
+
+def seq_warm_remount(size):
+    def measure(ctx, tool):
+        rel = ctx.ds.read_file(size)
+        cache = ctx._fresh_cache(tool)
+        try:
+            with ctx.mounted(tool, cache, keep_cache=True) as m:
+                ctx.read_rate([m.path(rel)])
+            with ctx.mounted(tool, cache) as m:
+                ctx.drop()
+                return ctx.read_rate([m.path(rel)])
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    return Case(f"seq_warm_remount_{human(size)}", "MB/s", True, ["favfs", "rclone"], measure,
+                "read once, unmount (favfs --keep-cache), remount on the same cache folder, page cache dropped, read again")
 
 
 # -- time to first byte -----------------------------------------------------------------
@@ -263,6 +280,7 @@ def all_cases(ds):
         cases.append(seq_read(size, "cold"))
         cases.append(seq_read(size, "warm"))
         cases.append(seq_read(size, "hot"))
+        cases.append(seq_warm_remount(size))
     n, each = s.parallel
     cases.append(parallel(ds.parallel_files(), each))
     cases.append(ttfb(big))

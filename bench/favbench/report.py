@@ -100,6 +100,7 @@ def write(results_dir, meta, records, stamp):
         f"- date: {meta['date']}, scale: {meta['scale']}, runs: {meta['runs']} (medians shown)",
         f"- machine: {m['nproc']} cores, {m['ram_gib']} GiB RAM, kernel {m['kernel']}",
         f"- favfs: {meta['favfs_binary']} (commit {meta['favfs_commit']}), remote **{meta['favfs_remote_kind']}** `{meta['favfs_remote']}`",
+        *([f"- note: {meta['favfs_remote_note']}"] if meta.get("favfs_remote_note") else []),
         f"- rclone: {meta['rclone_version']} (`rclone mount :webdav: --vfs-cache-mode full`); server: Apache mod_dav on 127.0.0.1",
         f"- JSON: `{os.path.basename(jpath)}`", "",
         "↑ higher is better, ↓ lower is better. Ratios are favfs's median over the other tool's.", "",
