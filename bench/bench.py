@@ -74,14 +74,19 @@ def choose_remote(args, ctx, server, ds):
             proc.run(["ls", m.mnt], timeout=30)
         return "dav", dav
     except proc.ToolError as e:
-        ctx.remote_note = f"favfs over WebDAV failed, so favfs read file:// of the same data: {str(e).splitlines()[0]}"
-        log(f"WARNING: favfs over WebDAV failed ({str(e).splitlines()[0]}); measuring favfs over {file_url}")
+        lines = [l for l in str(e).splitlines() if l.strip()]
+        own = [l for l in lines[1:] if l.startswith("favfs:")]
+        why = own[0] if own else lines[0]  # favfs's own message, else the exit status
+        ctx.remote_note = f"favfs over WebDAV did not mount, so favfs read file:// of the same data: {why}"
+        log(f"WARNING: {ctx.remote_note}")
         mounts.cleanup_all()
         return "file", file_url
 
 
 def git_commit(binary):
-    cp = proc.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], timeout=10, check=False)
+    """HEAD of the checkout the binary was built in (its .build is inside the repo)."""
+    cp = proc.run(["git", "-C", os.path.dirname(os.path.realpath(binary)), "rev-parse", "--short", "HEAD"],
+                  timeout=10, check=False)
     return cp.stdout.strip() or "?"
 
 

@@ -45,8 +45,13 @@ def run(cmd, timeout=DEFAULT_TIMEOUT, check=True, env=None, stdin=None, capture=
         raise
     cp = subprocess.CompletedProcess(cmd, p.returncode, out or "", err or "")
     if check and p.returncode != 0:
-        raise ToolError(f"exit {p.returncode}: {' '.join(map(str, cmd))}\n{(err or '').strip()[-2000:]}")
+        raise ToolError(f"exit {p.returncode}: {' '.join(map(str, cmd))}\n{_clip((err or '').strip())}")
     return cp
+
+
+def _clip(text, keep=1000):
+    """Head and tail of a long error output: the cause is often first, a backtrace last."""
+    return text if len(text) <= 2 * keep else text[:keep] + "\n…\n" + text[-keep:]
 
 
 def timed(cmd, timeout=DEFAULT_TIMEOUT, **kw):
