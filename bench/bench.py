@@ -50,6 +50,7 @@ def install_cleanup(server):
     """Unmount everything and stop Apache on any exit: normal, exception, Ctrl-C, SIGTERM."""
     def cleanup():
         mounts.cleanup_all()
+        mounts.unmount_stale(os.path.join(server.root, "..", "mnt"))  # the safety net
         server.stop()
     atexit.register(cleanup)
 
