@@ -59,4 +59,11 @@ static inline void favfs_conn_configure(struct fuse_conn_info *conn, unsigned ma
 
 static inline int favfs_enoattr(void) { return ENODATA; }
 
+/// setattr's to_set bits (macros).
+static inline int favfs_set_attr_mode(int s) { return (s & FUSE_SET_ATTR_MODE) != 0; }
+static inline int favfs_set_attr_owner(int s) { return (s & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) != 0; }
+static inline int favfs_set_attr_size(int s) { return (s & FUSE_SET_ATTR_SIZE) != 0; }
+static inline int favfs_set_attr_mtime(int s) { return (s & FUSE_SET_ATTR_MTIME) != 0; }
+static inline int favfs_set_attr_mtime_now(int s) { return (s & FUSE_SET_ATTR_MTIME_NOW) != 0; }
+
 #endif

@@ -24,7 +24,7 @@ final class Bridge: @unchecked Sendable {
 
     // MARK: entries
 
-    private func entry(for item: Item) -> fuse_entry_param {
+    func entry(for item: Item) -> fuse_entry_param {
         var e = fuse_entry_param()
         e.ino = fuse_ino_t(inodes.remember(item.identifier))
         e.generation = 1
@@ -144,16 +144,31 @@ final class Bridge: @unchecked Sendable {
     func open(_ req: Request, _ ino: UInt64, _ fi: fuse_file_info) {
         guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
         let flags = favfs_fi_flags(withUnsafePointer(to: fi) { $0 })
-        if flags & O_ACCMODE != O_RDONLY || flags & O_TRUNC != 0 { return req.fail(EROFS) }
-        do {
-            let (handle, keep) = try domain.openFile(id)
-            var fi = fi
-            fi.fh = handle
-            favfs_fi_set_keep_cache(&fi, keep ? 1 : 0)
-            fuse_reply_open(req.raw, &fi)
-        } catch {
-            log.info("open \(id): \(error)")
-            req.fail(error)
+        let write = flags & O_ACCMODE != O_RDONLY, truncate = flags & O_TRUNC != 0
+        if !write && !truncate {
+            // Reading needs no network: answer at once.
+            do {
+                let (handle, keep) = try domain.openFile(id)
+                var fi = fi
+                fi.fh = handle
+                favfs_fi_set_keep_cache(&fi, keep ? 1 : 0)
+                fuse_reply_open(req.raw, &fi)
+            } catch {
+                log.info("open \(id): \(error)")
+                req.fail(error)
+            }
+            return
+        }
+        Task {
+            do {
+                let (handle, _) = try await domain.openFile(id, write: write, truncate: truncate)
+                var fi = fi
+                fi.fh = handle
+                fuse_reply_open(req.raw, &fi)
+            } catch {
+                log.info("open \(id) for writing: \(error)")
+                req.fail(error)
+            }
         }
     }
 

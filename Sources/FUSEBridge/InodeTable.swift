@@ -46,4 +46,27 @@ final class InodeTable: @unchecked Sendable {
     }
 
     var count: Int { lock.withLock { byInode.count } }
+
+    /// After a rename: inodes at and below `from` now name the items at and below `to`; an
+    /// inode that named `to` before no longer has a name.
+    func move(_ from: ItemIdentifier, to: ItemIdentifier) {
+        lock.withLock {
+            if let old = byIdentifier.removeValue(forKey: to) { byInode[old]?.id = ItemIdentifier("/.favfs-replaced-\(old)") }
+            let prefix = from.rawValue + "/"
+            for (id, ino) in byIdentifier where id == from || id.rawValue.hasPrefix(prefix) {
+                let newId = ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count))
+                byIdentifier[id] = nil
+                byIdentifier[newId] = ino
+                byInode[ino]?.id = newId
+            }
+        }
+    }
+
+    /// After a delete: the name no longer leads to the inode (a new item of that name gets a
+    /// new inode); the kernel may still hold the old one until it forgets it.
+    func detach(_ id: ItemIdentifier) {
+        lock.withLock {
+            if let ino = byIdentifier.removeValue(forKey: id) { byInode[ino]?.id = ItemIdentifier("/.favfs-deleted-\(ino)") }
+        }
+    }
 }

@@ -11,7 +11,8 @@ private func bridge(_ req: fuse_req_t?) -> Bridge {
 private func name(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
 
 /// Builds the low-level operations table. Nonisolated and outside main.swift: top-level code
-/// is MainActor-bound and would deadlock the loop. Every write-side operation answers EROFS.
+/// is MainActor-bound and would deadlock the loop. On a read-only mount the kernel answers
+/// writes with EROFS itself (mount option ro) and the Domain refuses the rest.
 func makeOperations() -> fuse_lowlevel_ops {
     var ops = fuse_lowlevel_ops()
     ops.`init` = { userdata, conn in
@@ -48,20 +49,26 @@ func makeOperations() -> fuse_lowlevel_ops {
     ops.getxattr = { req, ino, n, size in bridge(req).getxattr(Request(raw: req!), UInt64(ino), name(n), size) }
     ops.listxattr = { req, _, size in bridge(req).listxattr(Request(raw: req!), size) }
 
-    // Read-only mount: the kernel refuses most writes itself (mount option ro); these answer
-    // the rest explicitly rather than with ENOSYS.
-    ops.setattr = { req, _, _, _, _ in fuse_reply_err(req, EROFS) }
-    ops.mknod = { req, _, _, _, _ in fuse_reply_err(req, EROFS) }
-    ops.mkdir = { req, _, _, _ in fuse_reply_err(req, EROFS) }
-    ops.unlink = { req, _, _ in fuse_reply_err(req, EROFS) }
-    ops.rmdir = { req, _, _ in fuse_reply_err(req, EROFS) }
-    ops.symlink = { req, _, _, _ in fuse_reply_err(req, EROFS) }
-    ops.rename = { req, _, _, _, _, _ in fuse_reply_err(req, EROFS) }
-    ops.link = { req, _, _, _ in fuse_reply_err(req, EROFS) }
-    ops.write = { req, _, _, _, _, _ in fuse_reply_err(req, EROFS) }
-    ops.create = { req, _, _, _, _ in fuse_reply_err(req, EROFS) }
-    ops.setxattr = { req, _, _, _, _, _ in fuse_reply_err(req, EROFS) }
-    ops.removexattr = { req, _, _ in fuse_reply_err(req, EROFS) }
-    ops.fallocate = { req, _, _, _, _, _ in fuse_reply_err(req, EROFS) }
+    ops.create = { req, parent, n, _, fi in bridge(req).create(Request(raw: req!), UInt64(parent), name(n), fi!.pointee) }
+    ops.write = { req, _, buf, size, off, fi in
+        bridge(req).write(Request(raw: req!), UnsafeRawBufferPointer(start: buf, count: size), Int64(off), fi!.pointee.fh)
+    }
+    ops.fsync = { req, _, _, fi in bridge(req).fsync(Request(raw: req!), fi!.pointee.fh) }
+    ops.setattr = { req, ino, attr, toSet, fi in
+        bridge(req).setattr(Request(raw: req!), UInt64(ino), attr!.pointee, toSet, fi.map { $0.pointee.fh })
+    }
+    ops.mkdir = { req, parent, n, _ in bridge(req).mkdir(Request(raw: req!), UInt64(parent), name(n)) }
+    ops.symlink = { req, target, parent, n in bridge(req).symlink(Request(raw: req!), name(target), UInt64(parent), name(n)) }
+    ops.unlink = { req, parent, n in bridge(req).unlink(Request(raw: req!), UInt64(parent), name(n), folder: false) }
+    ops.rmdir = { req, parent, n in bridge(req).unlink(Request(raw: req!), UInt64(parent), name(n), folder: true) }
+    ops.rename = { req, parent, n, newParent, newName, flags in
+        bridge(req).rename(Request(raw: req!), UInt64(parent), name(n), UInt64(newParent), name(newName), flags)
+    }
+    // No remote has these: the right errno, never a silent no-op.
+    ops.mknod = { req, _, _, _, _ in fuse_reply_err(req, EPERM) }
+    ops.link = { req, _, _, _ in fuse_reply_err(req, EPERM) }
+    ops.setxattr = { req, _, _, _, _, _ in fuse_reply_err(req, ENOTSUP) }
+    ops.removexattr = { req, _, _ in fuse_reply_err(req, ENOTSUP) }
+    ops.fallocate = { req, _, _, _, _, _ in fuse_reply_err(req, EOPNOTSUPP) }
     return ops
 }

@@ -17,27 +17,12 @@ public enum ProviderFactory {
         case .webdav:
             let httpScheme = url.scheme == "davs" ? "https" : "http"
             var encodedPath = url.path.split(separator: "/", omittingEmptySubsequences: true)
-                .map { encodeComponent(String($0)) }.joined(separator: "/")
+                .map { WebDAVPaths.encode(String($0)) }.joined(separator: "/")
             encodedPath = "/" + encodedPath + (encodedPath.isEmpty ? "" : "/")
             let base = "\(httpScheme)://\(url.host)\(url.port.map { ":\($0)" } ?? "")\(encodedPath)"
             let credentials = url.user.map { CurlCredentials(user: $0, password: password ?? url.password ?? "") }
             return WebDAVProvider(configuration: .init(baseURL: base, remoteDescription: url.description, credentials: credentials),
                                   transport: CurlTransport(options: transport))
         }
-    }
-
-    /// Percent-encodes one path component: only unreserved characters stay literal.
-    static func encodeComponent(_ s: String) -> String {
-        var out = ""
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(Character(UnicodeScalar(b)))
-            default:
-                out += String(format: "%%%02X", b)
-            }
-        }
-        return out
     }
 }

@@ -36,7 +36,7 @@ struct MountCommand: AsyncParsableCommand {
     @Flag(help: "Stay in the foreground (logs on stderr) instead of returning once mounted.")
     var foreground = false
 
-    @Flag(help: "Mount read-only. (Every mount is read-only in this version.)")
+    @Flag(help: "Mount read-only even where the remote could be written.")
     var readOnly = false
 
     @Flag(help: "Read the remote's password from the first line of standard input.")

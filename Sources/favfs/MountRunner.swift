@@ -65,6 +65,7 @@ struct MountRunner {
         var options = DomainOptions()
         options.dirCacheTime = command.dirCacheTime
         options.cacheLimit = ByteSize.parse(command.cacheSize)!
+        options.readOnly = command.readOnly
         let content = try ContentCache(directory: URL(fileURLWithPath: cacheDir).appendingPathComponent("content"),
                                        store: store, limit: options.cacheLimit)
         let provider = try ProviderFactory.make(remote, password: password)
@@ -79,14 +80,16 @@ struct MountRunner {
             throw CLIError(Self.explain(e, remote: remote))
         }
 
+        if domain.isWritable { domain.resumeUploads() }
+
         var fuseOptions = FUSEMount.Options(mountpoint: mountpoint, fsName: "favfs:\(remote)")
-        fuseOptions.readOnly = true
+        fuseOptions.readOnly = !domain.isWritable
         fuseOptions.entryTimeout = command.attrTimeout
         fuseOptions.attrTimeout = command.attrTimeout
         fuseOptions.debug = command.debugFuse
         let fuse = FUSEMount(domain: domain, options: fuseOptions)
 
-        let control = UnmountControl()
+        let control = UnmountControl(domain: domain)
         try ControlChannel.listen(mountpoint: mountpoint) { control.serve($0) }
         do { try fuse.mount() } catch { throw CLIError("\(error)") }
 
@@ -184,12 +187,15 @@ enum MountProbe {
     }
 }
 
-/// The daemon's side of `favfs unmount`: remembers whether to keep the cache, and answers the
-/// waiting client once content was evicted.
+/// The daemon's side of `favfs unmount`: finishes pending uploads (reporting progress),
+/// remembers whether to keep the cache, and answers the waiting client once content was evicted.
 final class UnmountControl: @unchecked Sendable {
+    private let domain: Domain
     private let lock = NSLock()
     private var keep = false
     private var waiting: LineSocket?
+
+    init(domain: Domain) { self.domain = domain }
 
     var keepCache: Bool { lock.withLock { keep } }
 
@@ -197,6 +203,10 @@ final class UnmountControl: @unchecked Sendable {
         while let line = s.readLine() {
             if line.hasPrefix("prepare-unmount") {
                 lock.withLock { keep = line.contains("keep-cache=1"); waiting = s }
+                let failures = drainUploads(reportingTo: s)
+                for f in failures {
+                    s.send("warning: not uploaded, kept in the cache for the next mount: \(f)")
+                }
                 s.send("ready")
             } else if line == "cancel" {
                 lock.withLock { keep = false; waiting = nil }
@@ -205,6 +215,23 @@ final class UnmountControl: @unchecked Sendable {
             }
         }
     }
+
+    /// Blocks this (control) thread until uploads are done or only failed ones remain.
+    private func drainUploads(reportingTo s: LineSocket) -> [ProviderError] {
+        let done = DispatchSemaphore(value: 0)
+        let result = ResultBox()
+        let domain = self.domain
+        Task {
+            result.failures = await domain.drainUploads { items, bytes in
+                s.send("progress \(items) \(bytes)")
+            }
+            done.signal()
+        }
+        done.wait()
+        return result.failures
+    }
+
+    final class ResultBox: @unchecked Sendable { var failures: [ProviderError] = [] }
 
     func finish(_ line: String) {
         lock.withLock {

@@ -36,9 +36,18 @@ struct UnmountCommand: ParsableCommand {
         }
         defer { s.close() }
         s.send("prepare-unmount keep-cache=\(keepCache ? 1 : 0)")
+        // Pending uploads finish first; the daemon reports progress until it is ready.
+        let progress = UploadProgress()
         while let line = s.readLine(timeout: 3600), line != "ready" {
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            if line.hasPrefix("progress ") {
+                let parts = line.split(separator: " ")
+                progress.show(items: Int(parts[1]) ?? 0, bytes: Int64(parts[2]) ?? 0)
+            } else {
+                progress.clear()
+                FileHandle.standardError.write(Data(("favfs: " + line + "\n").utf8))
+            }
         }
+        progress.clear()
         let r = fusermount(["-u", mp])
         guard r.status == 0 else {
             s.send("cancel")
@@ -68,5 +77,32 @@ struct UnmountCommand: ParsableCommand {
         let out = pipe.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return (p.terminationStatus, String(decoding: out, as: UTF8.self))
+    }
+}
+
+/// The unmount's progress line: redrawn in place on a terminal, one line a second otherwise.
+final class UploadProgress {
+    private let tty = isatty(STDERR_FILENO) == 1
+    private var shown = false
+    private var lastLine = Date.distantPast
+    private var first: Int64?
+
+    func show(items: Int, bytes: Int64) {
+        if first == nil { first = bytes }
+        let text = "uploading: \(items) file\(items == 1 ? "" : "s") left (\(ByteSize.format(bytes)))"
+        if tty {
+            let total = max(first ?? bytes, 1)
+            let done = Int(20 * Double(total - bytes) / Double(total))
+            let bar = String(repeating: "#", count: max(0, done)) + String(repeating: "-", count: max(0, 20 - done))
+            FileHandle.standardError.write(Data("\r\u{1B}[K[\(bar)] \(text)".utf8))
+            shown = true
+        } else if Date().timeIntervalSince(lastLine) >= 1 {
+            FileHandle.standardError.write(Data("favfs: \(text)\n".utf8))
+            lastLine = Date()
+        }
+    }
+
+    func clear() {
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)); shown = false }
     }
 }

@@ -82,3 +82,17 @@ func bytes(_ r: ReadResult) -> Data {
     let n = d.withUnsafeMutableBytes { pread(r.fd, $0.baseAddress, r.length, off_t(r.offset)) }
     return d.prefix(max(0, n))
 }
+
+extension RecordingProvider: WritableProvider {
+    private var w: any WritableProvider { inner as! any WritableProvider }
+    func upload(_ id: ItemIdentifier, from source: ContentSource, precondition: UploadPrecondition) async throws -> Item {
+        try await w.upload(id, from: source, precondition: precondition)
+    }
+    func createFolder(_ id: ItemIdentifier) async throws -> Item { try await w.createFolder(id) }
+    func delete(_ item: Item) async throws { try await w.delete(item) }
+    func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item {
+        try await w.move(item, to: destination, replacing: replacing)
+    }
+    func setModified(_ id: ItemIdentifier, to seconds: Double) async throws -> Item { try await w.setModified(id, to: seconds) }
+    func createSymlink(_ id: ItemIdentifier, target: String) async throws -> Item { try await w.createSymlink(id, target: target) }
+}

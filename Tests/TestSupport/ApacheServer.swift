@@ -72,8 +72,6 @@ public final class ApacheServer: @unchecked Sendable {
         LoadModule dav_fs_module \(mods)/mod_dav_fs.so
         LoadModule autoindex_module \(mods)/mod_autoindex.so
         LoadModule dir_module \(mods)/mod_dir.so
-        LoadModule log_config_module \(mods)/mod_log_config.so
-        LoadModule unixd_module \(mods)/mod_unixd.so
         LoadModule mime_module \(mods)/mod_mime.so
         TypesConfig /etc/mime.types
         # method, path+query, status, body bytes sent, Range header
@@ -112,7 +110,7 @@ public final class ApacheServer: @unchecked Sendable {
         try fixOwnership()
         try? FileManager.default.removeItem(at: root.appendingPathComponent("httpd.pid"))
         let r = try Shell.run("/usr/sbin/apache2", ["-f", root.appendingPathComponent("httpd.conf").path, "-k", "start"])
-        guard r.status == 0 else { throw ShellError("apache2 did not start: \(r.output) \(errorLog())") }
+        guard r.status == 0 else { throw ShellError("apache2 did not start: \(r.output) \(r.error) \(errorLog())") }
         guard FreePort.waitUntilListening(port: port, timeout: 10) else {
             throw ShellError("apache2 is not listening on \(port): \(errorLog())")
         }

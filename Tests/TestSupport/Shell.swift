@@ -9,33 +9,94 @@ public struct ShellError: Error, CustomStringConvertible {
 public enum Shell {
     public struct Result: Sendable { public let status: Int32; public let output: String; public let error: String }
 
+    /// Runs a program and waits for it. Spawned with posix_spawn and reaped with waitpid, not
+    /// Foundation's Process: on Linux, Process passes the calling (Swift concurrency) thread's
+    /// blocked signal mask to the child — a daemon such as apache2 then ignores SIGTERM — and its
+    /// SIGCHLD-based `waitUntilExit` can miss a child that exits while forking a daemon, hanging.
     @discardableResult
     public static func run(_ path: String, _ args: [String], stdin: String? = nil, environment: [String: String]? = nil,
                            cwd: String? = nil) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = args
-        if let environment {
-            p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        var inPipe: [Int32] = [0, 0], outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
+        // CLOEXEC everywhere: no other test's pipe or socket leaks into a spawned daemon.
+        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0, pipe(&errPipe) == 0 else {
+            throw ShellError("pipe: \(String(cString: strerror(errno)))")
         }
-        if let cwd { p.currentDirectoryURL = URL(fileURLWithPath: cwd) }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        let inPipe = Pipe()
-        p.standardInput = inPipe
-        try p.run()
-        if let stdin { inPipe.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try? inPipe.fileHandleForWriting.close()
-        // Read both pipes concurrently so neither fills up.
+        for fd in inPipe + outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t(), all = sigset_t()
+        sigemptyset(&empty)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        posix_spawnattr_setsigdefault(&attr, &all)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let env = (environment.map { ProcessInfo.processInfo.environment.merging($0) { _, new in new } }
+            ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        // posix_spawn_file_actions_addchdir_np is not visible from Swift: change folder in sh.
+        let (path, args) = cwd.map { ("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", $0, path] + args) } ?? (path, args)
+        let argv = ([path] + args).map { strdup($0) } + [nil]
+        let envp = env.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attr, argv, envp)
+        close(inPipe[0]); close(outPipe[1]); close(errPipe[1])
+        guard rc == 0 else {
+            close(inPipe[1]); close(outPipe[0]); close(errPipe[0])
+            throw ShellError("cannot run \(path): \(String(cString: strerror(rc)))")
+        }
+        // Feed stdin and drain stderr on their own threads so no pipe fills up.
+        let writer = Thread { [inFD = inPipe[1]] in
+            if let stdin { writeAll(inFD, Data(stdin.utf8)) }
+            close(inFD)
+        }
+        writer.start()
         nonisolated(unsafe) var errData = Data()
-        let t = Thread { errData = err.fileHandleForReading.readDataToEndOfFile() }
-        t.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        while !t.isFinished { usleep(1000) }
-        return Result(status: p.terminationStatus, output: String(decoding: outData, as: UTF8.self),
-                      error: String(decoding: errData, as: UTF8.self))
+        let errReader = Thread { [errFD = errPipe[0]] in errData = readAll(errFD) }
+        errReader.start()
+        let outData = readAll(outPipe[0])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // A daemonizing child may leave stderr open in its grandchild: wait briefly only.
+        let deadline = Date().addingTimeInterval(5)
+        while (!errReader.isFinished || !writer.isFinished) && Date() < deadline { usleep(1000) }
+        close(outPipe[0])
+        let exit: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return Result(status: exit, output: String(decoding: outData, as: UTF8.self),
+                      error: errReader.isFinished ? String(decoding: errData, as: UTF8.self) : "")
+    }
+
+    private static func readAll(_ fd: Int32) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            data.append(buffer, count: n)
+        }
+        return data
+    }
+
+    private static func writeAll(_ fd: Int32, _ data: Data) {
+        data.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let n = write(fd, raw.baseAddress! + done, raw.count - done)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                done += n
+            }
+        }
     }
 
     /// Runs `bash -c command`.

@@ -39,12 +39,13 @@ public final class ContentCache: @unchecked Sendable {
     }
 
     /// Opens (creating if needed) the content entry of `item` at `version`. Content cached for an
-    /// older version is discarded. Balance with `release(_:)`.
-    func retain(item: Item, version: String, asHandle: Bool) throws -> ContentEntry {
+    /// older version is discarded — unless `local` (the item is dirty: the cache file holds the
+    /// only copy of its content, whatever version it is recorded under). Balance with `release`.
+    func retain(item: Item, version: String, asHandle: Bool, local: Bool = false) throws -> ContentEntry {
         lock.lock(); defer { lock.unlock() }
         if let e = entries[item.identifier] {
             let replaced = e.withLock { () -> Bool in
-                if e.version == version && !e.stale { return false }
+                if (e.version == version || local) && !e.stale { return false }
                 return true
             }
             if !replaced {
@@ -63,17 +64,25 @@ public final class ContentCache: @unchecked Sendable {
         if let record {
             file = record.file
             pinned = record.pinned
-            if record.version == version && record.size == item.size { ranges = record.ranges }
+            if local || (record.version == version && record.size == item.size) { ranges = record.ranges }
         } else {
             file = String(nextFile); nextFile += 1
         }
         let fd = open(path(file), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw localError("cannot open cache file", item.identifier) }
-        // Nothing usable (new, or another version): empty the file, then size it sparse.
-        if (ranges.isEmpty && ftruncate(fd, 0) != 0) || ftruncate(fd, off_t(item.size)) != 0 {
+        var size = item.size
+        if local {
+            // Dirty content is whole and is the truth: its size is the file's, whatever the
+            // placeholder or the record last said (a crash may have come between).
+            var st = stat()
+            guard fstat(fd, &st) == 0 else { let err = localError("cannot stat cache file", item.identifier); close(fd); throw err }
+            size = Int64(st.st_size)
+            ranges = ByteRangeSet([0..<size])
+        } else if (ranges.isEmpty && ftruncate(fd, 0) != 0) || ftruncate(fd, off_t(item.size)) != 0 {
+            // Nothing usable (new, or another version): emptied, then sized sparse.
             let err = localError("cannot size cache file", item.identifier); close(fd); throw err
         }
-        let e = ContentEntry(id: item.identifier, file: file, fd: fd, version: version, size: item.size,
+        let e = ContentEntry(id: item.identifier, file: file, fd: fd, version: version, size: size,
                              ranges: ranges, lastUsed: Date().timeIntervalSince1970, pinned: pinned)
         e.users = 1
         if asHandle { e.openHandles = 1 }
@@ -174,8 +183,9 @@ public final class ContentCache: @unchecked Sendable {
     public func evictIfNeeded() {
         guard let total = try? store.contentBytes(), total > limit else { return }
         var excess = total - limit
+        let dirty = dirtyItems()
         for r in (try? store.contentByLastUse()) ?? [] where excess > 0 {
-            if r.pinned || r.ranges.isEmpty { continue }
+            if r.pinned || r.ranges.isEmpty || dirty.contains(r.id) { continue }
             if evict(r) { excess -= r.ranges.count }
         }
     }
@@ -190,10 +200,16 @@ public final class ContentCache: @unchecked Sendable {
         return true
     }
 
-    /// Evicts everything that is not pinned and not in use (unmount). Returns files and bytes freed.
+    /// Items whose cached content is the only copy (dirty): never evicted.
+    private func dirtyItems() -> Set<ItemIdentifier> {
+        Set(((try? store.journalEntries()) ?? []).map(\.id))
+    }
+
+    /// Evicts everything that is not pinned, dirty or in use (unmount). Returns files and bytes freed.
     public func evictAll() -> (files: Int, bytes: Int64) {
         var files = 0, bytes: Int64 = 0
-        for r in (try? store.contentByLastUse()) ?? [] where !r.pinned {
+        let dirty = dirtyItems()
+        for r in (try? store.contentByLastUse()) ?? [] where !r.pinned && !dirty.contains(r.id) {
             if evict(r) { files += 1; bytes += r.ranges.count }
         }
         // Files no record names (a crash between create and record): remove them too.
@@ -212,5 +228,80 @@ public final class ContentCache: @unchecked Sendable {
         if let e { return e.withLock { e.version == version && !e.stale ? e.ranges.count : 0 } }
         guard let r = try? store.contentRecord(id), r.version == version else { return 0 }
         return r.ranges.count
+    }
+
+    // MARK: local changes
+
+    /// Writes `buffer` at `offset` into the cache file (the item is dirty); the bytes are present.
+    func write(_ e: ContentEntry, offset: Int64, _ buffer: UnsafeRawBufferPointer) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pwrite(e.fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw localError("cannot write", e.id)
+            }
+            done += n
+        }
+        e.withLock {
+            e.ranges.insert(offset..<offset + Int64(done))
+            e.size = max(e.size, offset + Int64(done))
+            e.lastUsed = Date().timeIntervalSince1970
+        }
+        return done
+    }
+
+    /// Truncates or extends the cache file; bytes past the old end are zeros, and present.
+    func setSize(_ e: ContentEntry, _ size: Int64) throws {
+        guard ftruncate(e.fd, off_t(size)) == 0 else { throw localError("cannot truncate", e.id) }
+        e.withLock {
+            if size > e.size { e.ranges.insert(e.size..<size) } else { e.ranges.clamp(to: size) }
+            e.size = size
+        }
+    }
+
+    /// Persists an entry's ranges and size now (after local writes).
+    func persist(_ e: ContentEntry) {
+        let r = e.withLock { e.record }
+        do { try store.saveContent(r) } catch { log.warning("cannot record cache entry for \(r.id): \(error)") }
+    }
+
+    /// Records the version content now belongs to (after an upload the remote confirmed).
+    func setVersion(_ id: ItemIdentifier, _ version: String) {
+        lock.lock(); defer { lock.unlock() }
+        if let e = entries[id] { e.withLock { e.version = version } }
+    }
+
+    /// Follows a rename: open entries at and below `from` now answer to `to`.
+    func move(_ from: ItemIdentifier, to: ItemIdentifier) {
+        lock.lock(); defer { lock.unlock() }
+        let prefix = from.rawValue + "/"
+        for (id, e) in entries where id == from || id.rawValue.hasPrefix(prefix) {
+            let newId = ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count))
+            entries[id] = nil
+            e.withLock { e.id = newId }
+            entries[newId] = e
+        }
+    }
+
+    /// Drops an item's content for good (it was deleted); open handles keep their file until closed.
+    func remove(_ id: ItemIdentifier) {
+        lock.lock(); defer { lock.unlock() }
+        if let e = entries[id] { e.withLock { e.stale = true }; entries[id] = nil }
+        if let r = try? store.contentRecord(id) { unlink(path(r.file)) }
+        try? store.deleteContent(id)
+    }
+
+    /// The cache file of an item, for uploads (opened read-only, independent of handles), and
+    /// its length: for dirty content the file is the truth, not the placeholder.
+    func openForUpload(_ id: ItemIdentifier) throws -> (fd: Int32, length: Int64) {
+        guard let r = try store.contentRecord(id) else {
+            throw ProviderError(.localIO, path: id.rawValue, detail: "the cached content to upload is missing")
+        }
+        let fd = open(path(r.file), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw localError("cannot open the cached content to upload", id) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { let err = localError("cannot stat the cached content", id); close(fd); throw err }
+        return (fd, Int64(st.st_size))
     }
 }

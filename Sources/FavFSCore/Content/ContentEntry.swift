@@ -4,7 +4,8 @@ import Foundation
 /// the ranges present, and the downloads in flight (by chunk, so two readers of one range share
 /// one download). Guarded by `lock`; the cache file's bytes are written by transfers directly.
 final class ContentEntry: @unchecked Sendable {
-    let id: ItemIdentifier
+    /// Changes when the item is renamed (guarded by the cache's lock and this lock).
+    var id: ItemIdentifier
     let file: String
     let fd: Int32
     let lock = NSLock()

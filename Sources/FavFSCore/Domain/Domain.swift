@@ -17,10 +17,12 @@ public final class Domain: @unchecked Sendable {
     /// Enumerations in flight, shared by everyone waiting for that folder.
     var refreshes: [ItemIdentifier: Task<FolderState, Error>] = [:]
     var rootItem: Item
-    private var handles: [UInt64: OpenFile] = [:]
-    private var nextHandle: UInt64 = 1
+    var handles: [UInt64: OpenFile] = [:]
+    var nextHandle: UInt64 = 1
+    /// Items changed here and not yet confirmed by the remote.
+    var dirty: [ItemIdentifier: DirtyState] = [:]
     /// The content version each item had when last opened: same version, keep the page cache.
-    private var openedVersions: [ItemIdentifier: String] = [:]
+    var openedVersions: [ItemIdentifier: String] = [:]
     private var quotaCache: (at: Double, quota: Quota?)?
 
     public init(provider: any Provider, store: PlaceholderStore, content: ContentCache, options: DomainOptions) {
@@ -135,7 +137,15 @@ public final class Domain: @unchecked Sendable {
     }
 
     private func enumerate(_ folder: ItemIdentifier) async throws -> FolderState {
-        let items = try await provider.enumerateAll(in: folder)
+        var items = try await provider.enumerateAll(in: folder)
+        // Local changes not yet uploaded win over what the remote lists (or does not list yet).
+        let local: [Item] = lock.withLock {
+            dirty.keys.filter { $0.parent == folder }.compactMap { loadedState(folder)?.children[$0.name] }
+        }
+        if !local.isEmpty {
+            let names = Set(local.map(\.name))
+            items = items.filter { !names.contains($0.name) } + local
+        }
         let listedAt = Self.now
         var folderItem = cachedItem(folder) ?? Item(identifier: folder, kind: .folder)
         folderItem.kind = .folder
@@ -158,7 +168,7 @@ public final class Domain: @unchecked Sendable {
     }
 
     /// Forgets placeholders at and below `id` (it is gone at the remote).
-    private func forgetSubtree(_ id: ItemIdentifier) {
+    func forgetSubtree(_ id: ItemIdentifier) {
         try? store.removeSubtree(id)
         lock.withLock {
             dropLoaded(below: id)
@@ -166,7 +176,7 @@ public final class Domain: @unchecked Sendable {
         }
     }
 
-    private func dropLoaded(below id: ItemIdentifier) {
+    func dropLoaded(below id: ItemIdentifier) {
         let prefix = id.rawValue + "/"
         for key in folders.keys where key == id || key.rawValue.hasPrefix(prefix) { folders[key] = nil }
     }
@@ -184,7 +194,8 @@ public final class Domain: @unchecked Sendable {
         guard let item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
         guard item.kind == .file else { throw error(.isAFolder, id, "not a file") }
         let version = Self.contentVersion(item)
-        let entry = try content.retain(item: item, version: version, asHandle: true)
+        // A dirty item's cache file is its only copy, whatever version it is recorded under.
+        let entry = try content.retain(item: item, version: version, asHandle: true, local: isDirty(id))
         return lock.withLock {
             let h = nextHandle
             nextHandle += 1
@@ -195,12 +206,14 @@ public final class Domain: @unchecked Sendable {
         }
     }
 
+    /// Closes a handle. The last writable handle of a dirty item starts its upload.
     public func closeFile(_ handle: UInt64) {
         guard let f = lock.withLock({ handles.removeValue(forKey: handle) }) else { return }
+        if f.writable { finishWriting(f) }
         content.release(f.entry, asHandle: true)
     }
 
-    private func openFile(handle: UInt64) throws -> OpenFile {
+    func openFile(handle: UInt64) throws -> OpenFile {
         guard let f = lock.withLock({ handles[handle] }) else {
             throw ProviderError(.invalidName, remote: provider.remoteDescription, detail: "bad file handle \(handle)")
         }
@@ -211,7 +224,7 @@ public final class Domain: @unchecked Sendable {
     /// a download (then call `read`). Starts read-ahead either way. Never touches the network.
     public func readIfPresent(handle: UInt64, offset: Int64, size: Int) -> ReadResult? {
         guard let f = try? openFile(handle: handle) else { return nil }
-        let r = offset..<min(offset + Int64(size), f.item.size)
+        let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
         if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
         guard f.entry.isPresent(r) else { return nil }
         if let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: content.chunkSize * 8) {
@@ -226,7 +239,7 @@ public final class Domain: @unchecked Sendable {
     /// starts read-ahead for a sequential reader.
     public func read(handle: UInt64, offset: Int64, size: Int) async throws -> ReadResult {
         let f = try openFile(handle: handle)
-        let r = offset..<max(offset, min(offset + Int64(size), f.item.size))
+        let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
         if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
         let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: content.chunkSize * 8)
         do {

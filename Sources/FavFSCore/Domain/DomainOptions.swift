@@ -9,6 +9,10 @@ public struct DomainOptions: Sendable {
     public var maxReadAhead: Int64 = 64 << 20
     /// After a failed background revalidation, wait this long before trying that folder again.
     public var retryAfterFailure: Double = 5
+    /// Refuse every change (EROFS), even where the provider could write.
+    public var readOnly = false
+    /// Uploads retried on transient errors back off up to this many seconds between attempts.
+    public var maxUploadBackoff: Double = 30
     public init() {}
 }
 

@@ -6,12 +6,16 @@ import Foundation
 final class OpenFile: @unchecked Sendable {
     let item: Item
     let entry: ContentEntry
+    /// Opened for writing: writes go to the cache file; the last release uploads.
+    let writable: Bool
     private let lock = NSLock()
     private var lastEnd: Int64 = 0
     private var window: Int64 = 0
     private var prefetchedTo: Int64 = 0
 
-    init(item: Item, entry: ContentEntry) { self.item = item; self.entry = entry }
+    init(item: Item, entry: ContentEntry, writable: Bool = false) {
+        self.item = item; self.entry = entry; self.writable = writable
+    }
 
     /// Records a read of `r` and returns what to prefetch after it, if anything.
     func readAhead(after r: Range<Int64>, maxWindow: Int64, minWindow: Int64) -> Range<Int64>? {
@@ -30,7 +34,7 @@ final class OpenFile: @unchecked Sendable {
         let from = max(prefetchedTo, r.upperBound)
         // Top up when less than half the window is ahead of the reader.
         guard from < r.upperBound + window / 2 else { return nil }
-        let to = min(r.upperBound + window, item.size)
+        let to = min(r.upperBound + window, entry.withLock { entry.size })
         guard from < to else { return nil }
         prefetchedTo = to
         return from..<to

@@ -45,6 +45,20 @@ public final class PlaceholderStore: Sendable {
                 );
                 """)
         }
+        m.registerMigration("v2-journal") { db in
+            // One row per dirty item: written here, not yet confirmed by the remote. A row is
+            // removed only after the remote confirmed the upload, so a crash loses nothing.
+            try db.execute(sql: """
+                CREATE TABLE journal (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    baseVersion TEXT,
+                    isNew INTEGER NOT NULL,
+                    since REAL NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    lastError TEXT
+                );
+                """)
+        }
         return m
     }
 
@@ -179,5 +193,82 @@ public final class PlaceholderStore: Sendable {
     /// The largest numeric content file name in use, so new files never reuse a name.
     public func maxContentFileNumber() throws -> Int64 {
         try pool.read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(CAST(file AS INTEGER)), 0) FROM content") ?? 0 }
+    }
+
+    // MARK: journal (write-back)
+
+    /// A dirty item: its local content (the cache file) is newer than the remote's.
+    public struct JournalEntry: Sendable, Equatable {
+        public var id: ItemIdentifier
+        /// The remote version the local content was based on; nil for a file created here.
+        public var baseVersion: String?
+        /// Created here and never uploaded.
+        public var isNew: Bool
+        public var since: Double
+        public var attempts: Int
+        public var lastError: String?
+        public init(id: ItemIdentifier, baseVersion: String?, isNew: Bool, since: Double, attempts: Int = 0, lastError: String? = nil) {
+            self.id = id; self.baseVersion = baseVersion; self.isNew = isNew; self.since = since
+            self.attempts = attempts; self.lastError = lastError
+        }
+    }
+
+    private static func journal(from row: Row) -> JournalEntry {
+        JournalEntry(id: ItemIdentifier(row["id"]), baseVersion: row["baseVersion"], isNew: (row["isNew"] as Int) != 0,
+                     since: row["since"], attempts: row["attempts"], lastError: row["lastError"])
+    }
+
+    public func saveJournal(_ j: JournalEntry) throws {
+        try pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO journal (id, baseVersion, isNew, since, attempts, lastError) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET baseVersion = excluded.baseVersion, isNew = excluded.isNew,
+                    attempts = excluded.attempts, lastError = excluded.lastError
+                """, arguments: [j.id.rawValue, j.baseVersion, j.isNew ? 1 : 0, j.since, j.attempts, j.lastError])
+        }
+    }
+
+    public func journalEntries() throws -> [JournalEntry] {
+        try pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM journal ORDER BY since").map(Self.journal) }
+    }
+
+    public func deleteJournal(_ id: ItemIdentifier) throws {
+        try pool.write { db in try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [id.rawValue]) }
+    }
+
+    /// Records a confirmed upload in one transaction: the placeholder takes the remote's new
+    /// metadata, the cached content is recorded under the new version, and the journal row goes.
+    public func commitUpload(_ item: Item, contentVersion: String, removeJournal: Bool) throws {
+        try pool.write { db in
+            try Self.upsert(item, db)
+            try db.execute(sql: "UPDATE content SET version = ? WHERE id = ?", arguments: [contentVersion, item.identifier.rawValue])
+            if removeJournal {
+                try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [item.identifier.rawValue])
+            }
+        }
+    }
+
+    /// Moves an item and everything below it to `destination` in placeholders, content index
+    /// and journal, replacing whatever was at the destination.
+    public func move(_ source: ItemIdentifier, to destination: ItemIdentifier) throws {
+        try pool.write { db in
+            try Self.removeSubtree(destination, db)
+            try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [destination.rawValue])
+            try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [destination.rawValue])
+            let from = source.rawValue, to = destination.rawValue
+            let prefix = from + "/"
+            let n = from.utf8.count
+            // Rewrite ids (and parents) at and below the source; substr, not LIKE.
+            for table in ["item", "content", "journal"] {
+                try db.execute(sql: """
+                    UPDATE \(table) SET id = ? || substr(id, ? + 1) WHERE id = ? OR substr(id, 1, ?) = ?
+                    """, arguments: [to, n, from, n + 1, prefix])
+            }
+            try db.execute(sql: """
+                UPDATE item SET parent = ? || substr(parent, ? + 1) WHERE parent = ? OR substr(parent, 1, ?) = ?
+                """, arguments: [to, n, from, n + 1, prefix])
+            try db.execute(sql: "UPDATE item SET parent = ? WHERE id = ?",
+                           arguments: [destination.parent?.rawValue, to])
+        }
     }
 }

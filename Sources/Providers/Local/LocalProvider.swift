@@ -13,9 +13,9 @@ public final class LocalProvider: Provider {
         remoteDescription = "file://" + self.root
     }
 
-    private func path(_ id: ItemIdentifier) -> String { id.isRoot ? root : root + id.rawValue }
+    func path(_ id: ItemIdentifier) -> String { id.isRoot ? root : root + id.rawValue }
 
-    private func failure(_ id: ItemIdentifier, _ what: String, _ err: Int32 = errno) -> ProviderError {
+    func failure(_ id: ItemIdentifier, _ what: String, _ err: Int32 = errno) -> ProviderError {
         let kind: ProviderError.Kind
         switch err {
         case ENOENT: kind = .notFound
@@ -56,7 +56,7 @@ public final class LocalProvider: Provider {
             let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            if name == "." || name == ".." { continue }
+            if name == "." || name == ".." || name.hasPrefix(".favfs-upload-") { continue } // ours, in flight
             if let problem = ItemIdentifier.validate(name: name) { skipped.append((name, problem)); continue }
             let id = folder.child(name)
             var st = stat()

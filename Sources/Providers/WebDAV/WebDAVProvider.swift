@@ -1,9 +1,11 @@
-// CONTRACT STUB — replaced by the WebDAV provider implementation.
-import FavFSCore
 import Curl
+import FavFSCore
+import Foundation
+import Logging
 
 /// WebDAV over HTTP(S): PROPFIND Depth 1 listings, ranged GETs pinned to the ETag.
 public final class WebDAVProvider: Provider {
+    /// Where the remote is and how to log in.
     public struct Configuration: Sendable {
         /// e.g. http://127.0.0.1:8080/files/ (scheme http or https; path ends with '/').
         public var baseURL: String
@@ -14,11 +16,147 @@ public final class WebDAVProvider: Provider {
             self.baseURL = baseURL; self.remoteDescription = remoteDescription; self.credentials = credentials
         }
     }
+
     public let remoteDescription: String
     public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota] }
-    public init(configuration: Configuration, transport: CurlTransport) { fatalError("stub") }
-    public func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage { fatalError("stub") }
-    public func item(for identifier: ItemIdentifier) async throws -> Item { fatalError("stub") }
-    public func readContents(of item: Item, range: Range<Int64>, into sink: ContentSink) async throws -> Range<Int64> { fatalError("stub") }
-    public func quota() async throws -> Quota? { fatalError("stub") }
+
+    private let configuration: Configuration
+    private let transport: CurlTransport
+    private let paths: WebDAVPaths
+    private let errors: WebDAVErrors
+    private let log = Logger(label: "favfs.webdav")
+
+    /// The properties a listing needs, and nothing more (each costs the server a lookup).
+    static let itemProperties = ["resourcetype", "getcontentlength", "getlastmodified", "getetag"]
+    static let quotaProperties = ["quota-available-bytes", "quota-used-bytes"]
+
+    /// A provider for one remote; `transport` may be shared with other providers.
+    public init(configuration: Configuration, transport: CurlTransport) {
+        self.configuration = configuration
+        self.transport = transport
+        self.remoteDescription = configuration.remoteDescription
+        self.paths = WebDAVPaths(baseURL: configuration.baseURL)
+        self.errors = WebDAVErrors(remote: configuration.remoteDescription)
+    }
+
+    // MARK: listing
+
+    /// Lists a folder with one PROPFIND Depth 1; WebDAV has no paging, so `nextPage` is nil.
+    public func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage {
+        if let page {
+            // Never issued by this provider: a caller mixed up providers.
+            throw ProviderError(.notSupported, remote: remoteDescription, path: folder.rawValue,
+                                detail: "WebDAV listings have no pages; got page token \(page.token)")
+        }
+        let resources = try await propfind(folder, isFolder: true, depth: "1", properties: Self.itemProperties)
+        return try WebDAVListing.page(from: resources, folder: folder, paths: paths, errors: errors, log: log)
+    }
+
+    /// PROPFIND Depth 0. Tries the file URL first; a 301 (Apache's answer for a folder without
+    /// its slash) or a collection means a folder, asked again at the folder URL.
+    public func item(for identifier: ItemIdentifier) async throws -> Item {
+        if identifier.isRoot {
+            return try await single(identifier, isFolder: true)
+        }
+        do {
+            let item = try await single(identifier, isFolder: false)
+            if item.kind == .folder {
+                // Refresh from the canonical folder URL: some servers give folders a different ETag there.
+                return (try? await single(identifier, isFolder: true)) ?? item
+            }
+            return item
+        } catch let error as ProviderError where error.status.map({ (300..<400).contains($0) }) == true {
+            return try await single(identifier, isFolder: true)
+        }
+    }
+
+    private func single(_ identifier: ItemIdentifier, isFolder: Bool) async throws -> Item {
+        let resources = try await propfind(identifier, isFolder: isFolder, depth: "0", properties: Self.itemProperties)
+        let target = WebDAVPaths.Relation.child(name: identifier.name)
+        let match = resources.first { resource in
+            let relation = paths.relation(ofHref: resource.href, to: identifier.parent ?? .rootContainer)
+            return identifier.isRoot ? relation == .itself : relation == target
+        } ?? (resources.count == 1 ? resources[0] : nil)
+        guard let match else {
+            throw errors.invalid("the 207 response has no entry for the item (\(resources.count) entries)",
+                                 method: "PROPFIND", path: identifier.rawValue, status: 207)
+        }
+        return item(from: match, identifier: identifier)
+    }
+
+    private func item(from resource: DAVResource, identifier: ItemIdentifier) -> Item {
+        WebDAVListing.item(from: resource, identifier: identifier)
+    }
+
+    // MARK: reading
+
+    /// A ranged GET into the sink at the same offsets, pinned to a strong ETag with If-Match.
+    public func readContents(of item: Item, range: Range<Int64>, into sink: ContentSink) async throws -> Range<Int64> {
+        let path = item.identifier.rawValue
+        if range.isEmpty { return range }
+        var headers = [CurlHeader("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")]
+        // A weak ETag cannot be used with If-Match (RFC 9110 §13.1.1 uses strong comparison).
+        if let version = item.version, !version.hasPrefix("W/") {
+            headers.append(CurlHeader("If-Match", version))
+        }
+        let request = CurlRequest(method: "GET", url: paths.url(for: item.identifier, isFolder: false), headers: headers,
+                                  credentials: configuration.credentials)
+        let result: (response: CurlResponse, writtenAt: Int64)
+        do {
+            result = try await transport.downloadRange(request, into: sink.fd, requestedStart: range.lowerBound)
+        } catch {
+            throw errors.transport(error, method: "GET", path: path)
+        }
+        let response = result.response
+        switch response.status {
+        case 206:
+            guard result.writtenAt == range.lowerBound || response.bytesWritten == 0 else {
+                throw errors.invalid("asked for bytes from \(range.lowerBound), got Content-Range \(response.headers["content-range"] ?? "none")",
+                                     method: "GET", path: path, status: 206)
+            }
+            return result.writtenAt..<(result.writtenAt + response.bytesWritten)
+        case 200:
+            // The server ignored Range and sent everything, written from offset 0.
+            return 0..<response.bytesWritten
+        case 416:
+            return range.lowerBound..<range.lowerBound
+        default:
+            throw errors.status(response.status, method: "GET", path: path, body: response.body)
+        }
+    }
+
+    // MARK: quota
+
+    /// RFC 4331 quota properties of the root; nil when the server has neither.
+    public func quota() async throws -> Quota? {
+        let resources = try await propfind(.rootContainer, isFolder: true, depth: "0", properties: Self.quotaProperties)
+        guard let root = resources.first(where: { paths.relation(ofHref: $0.href, to: .rootContainer) == .itself }) ?? resources.first,
+              root.quotaUsedBytes != nil || root.quotaAvailableBytes != nil else { return nil }
+        return Quota(usedBytes: root.quotaUsedBytes, availableBytes: root.quotaAvailableBytes)
+    }
+
+    // MARK: PROPFIND
+
+    private func propfind(_ identifier: ItemIdentifier, isFolder: Bool, depth: String, properties: [String]) async throws -> [DAVResource] {
+        let body = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n"
+            + #"<D:propfind xmlns:D="DAV:"><D:prop>"# + properties.map { "<D:\($0)/>" }.joined() + "</D:prop></D:propfind>\n"
+        let request = CurlRequest(method: "PROPFIND", url: paths.url(for: identifier, isFolder: isFolder),
+                                  headers: [CurlHeader("Depth", depth), CurlHeader("Content-Type", "application/xml; charset=utf-8")],
+                                  body: Data(body.utf8), credentials: configuration.credentials)
+        let response: CurlResponse
+        do {
+            response = try await transport.perform(request)
+        } catch {
+            throw errors.transport(error, method: "PROPFIND", path: identifier.rawValue)
+        }
+        guard response.status == 207 else {
+            throw errors.status(response.status, method: "PROPFIND", path: identifier.rawValue, body: response.body)
+        }
+        do {
+            return try Multistatus.parse(response.body)
+        } catch {
+            throw errors.invalid("unreadable 207 multistatus: \(error.description)", method: "PROPFIND",
+                                 path: identifier.rawValue, status: 207)
+        }
+    }
 }

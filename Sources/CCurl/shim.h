@@ -1,0 +1,38 @@
+// Typed wrappers for libcurl's variadic functions: Swift cannot call C varargs.
+#ifndef FAVFS_CCURL_SHIM_H
+#define FAVFS_CCURL_SHIM_H
+
+#include <curl/curl.h>
+#include <sys/types.h>
+
+typedef size_t (*favfs_curl_data_cb)(char *ptr, size_t size, size_t nmemb, void *userdata);
+typedef int (*favfs_curl_xferinfo_cb)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
+                                      curl_off_t ultotal, curl_off_t ulnow);
+
+static inline CURLcode favfs_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode favfs_easy_setopt_ptr(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode favfs_easy_setopt_string(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode favfs_easy_setopt_off_t(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode favfs_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode favfs_easy_setopt_data_cb(CURL *h, CURLoption o, favfs_curl_data_cb v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode favfs_easy_setopt_xferinfo_cb(CURL *h, CURLoption o, favfs_curl_xferinfo_cb v) { return curl_easy_setopt(h, o, v); }
+
+static inline CURLMcode favfs_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+static inline CURLMcode favfs_multi_setopt_ptr(CURLM *m, CURLMoption o, void *v) { return curl_multi_setopt(m, o, v); }
+
+static inline CURLcode favfs_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode favfs_easy_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode favfs_easy_getinfo_off_t(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode favfs_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
+
+// CURLMsg.data is a union; Swift imports it, but a helper keeps the call sites plain.
+static inline CURLcode favfs_msg_result(CURLMsg *m) { return m->data.result; }
+
+// Function-like or cast macros Swift does not import.
+static const long favfs_auth_any = (long)CURLAUTH_ANY;
+static const long favfs_auth_basic = (long)CURLAUTH_BASIC;
+static const long favfs_auth_digest = (long)CURLAUTH_DIGEST;
+static const long favfs_global_all = CURL_GLOBAL_ALL;
+static const int favfs_error_size = CURL_ERROR_SIZE;
+
+#endif

@@ -1,0 +1,272 @@
+import CCurl
+import Foundation
+
+/// One request in flight: its easy-handle setup, the header and body callbacks, and the result.
+/// Created by the caller; after `submit` only the loop thread touches it.
+final class CurlTransfer: @unchecked Sendable {
+    /// Where a download's first byte goes.
+    enum Placement {
+        case fixed(Int64)
+        /// 206 → the start in Content-Range; 200 → 0 (the whole content).
+        case followResponse(requestedStart: Int64)
+    }
+
+    enum Sink {
+        case memory
+        case file(fd: Int32, placement: Placement)
+    }
+
+    struct Completed: Sendable {
+        var response: CurlResponse
+        var writtenAt: Int64
+    }
+
+    let request: CurlRequest
+    let sink: Sink
+    let options: TransportOptions
+    var continuation: CheckedContinuation<Completed, Error>?
+
+    private(set) var easy: UnsafeMutableRawPointer?
+    private(set) var isFinished = false
+    var cancelRequested = false
+
+    // Response state, rebuilt for each response curl reads (redirects, auth retries).
+    private var status = 0
+    private var headers: [String: String] = [:]
+    private var body = Data()
+    private var bytesWritten: Int64 = 0
+    /// File offset of the first body byte; decided at the first body chunk of a 2xx response.
+    private var writeStart: Int64?
+    private var writeErrno: Int32?
+    private var placementError: String?
+
+    // C memory that must outlive the transfer.
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var postData: UnsafeMutablePointer<CChar>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    init(request: CurlRequest, sink: Sink, options: TransportOptions) {
+        self.request = request
+        self.sink = sink
+        self.options = options
+        errorBuffer = .allocate(capacity: Int(favfs_error_size))
+        errorBuffer.initialize(repeating: 0, count: Int(favfs_error_size))
+    }
+
+    deinit {
+        curl_slist_free_all(headerList)
+        postData?.deallocate()
+        errorBuffer.deallocate()
+    }
+
+    /// The URL for messages: the userinfo part (`user:pass@`) removed.
+    var safeURL: String { Self.stripCredentials(request.url) }
+
+    static func stripCredentials(_ url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+        return String(url[..<scheme.upperBound]) + String(rest[rest.index(after: at)...])
+    }
+
+    // MARK: setup
+
+    /// Sets every option on a freshly reset easy handle. Returns an error for a bad option value.
+    func configure(_ easy: UnsafeMutableRawPointer) -> TransportError? {
+        self.easy = easy
+        var failed: (CURLcode, String)?
+        func check(_ code: CURLcode, _ what: String) {
+            if code != CURLE_OK && failed == nil { failed = (code, what) }
+        }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        check(favfs_easy_setopt_string(easy, CURLOPT_URL, request.url), "URL")
+        check(favfs_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
+        check(favfs_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer), "ERRORBUFFER")
+        check(favfs_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout * 1000)), "CONNECTTIMEOUT_MS")
+        check(favfs_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, options.lowSpeedLimit), "LOW_SPEED_LIMIT")
+        check(favfs_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, options.lowSpeedTime), "LOW_SPEED_TIME")
+        check(favfs_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "TCP_KEEPALIVE")
+        check(favfs_easy_setopt_string(easy, CURLOPT_USERAGENT, options.userAgent), "USERAGENT")
+        // Bytes are stored as the server sent them: no Accept-Encoding, no decoding.
+        check(favfs_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0), "HTTP_CONTENT_DECODING")
+        check(favfs_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, 512 * 1024), "BUFFERSIZE")
+        check(favfs_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, options.verifyTLS ? 1 : 0), "SSL_VERIFYPEER")
+        check(favfs_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, options.verifyTLS ? 2 : 0), "SSL_VERIFYHOST")
+
+        let method = request.method.uppercased()
+        if method == "HEAD" {
+            check(favfs_easy_setopt_long(easy, CURLOPT_NOBODY, 1), "NOBODY")
+        } else if method != "GET" {
+            check(favfs_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method), "CUSTOMREQUEST")
+        }
+
+        var headerLines = request.headers.map { "\($0.name): \($0.value)" }
+        if request.body != nil || method == "PUT" || method == "POST" {
+            let data = request.body ?? Data()
+            // curl does not copy POSTFIELDS; the buffer lives as long as the transfer. POSTFIELDS
+            // (rather than a read callback) lets curl resend the body after an auth challenge.
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, data.count))
+            data.withUnsafeBytes { raw in
+                if let base = raw.baseAddress { memcpy(buffer, base, data.count) }
+            }
+            postData = buffer
+            check(favfs_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(data.count)), "POSTFIELDSIZE_LARGE")
+            check(favfs_easy_setopt_ptr(easy, CURLOPT_POSTFIELDS, buffer), "POSTFIELDS")
+            // POSTFIELDS implies a form Content-Type; drop it unless the caller set one.
+            if !request.headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+                headerLines.append("Content-Type:")
+            }
+        }
+        // No 100-continue round trip: bodies are in memory and servers are trusted to answer.
+        headerLines.append("Expect:")
+        for line in headerLines {
+            headerList = curl_slist_append(headerList, line)
+        }
+        check(favfs_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "HTTPHEADER")
+
+        if let credentials = request.credentials {
+            check(favfs_easy_setopt_string(easy, CURLOPT_USERNAME, credentials.user), "USERNAME")
+            check(favfs_easy_setopt_string(easy, CURLOPT_PASSWORD, credentials.password), "PASSWORD")
+            let auth: Int
+            switch credentials.scheme {
+            case .any: auth = favfs_auth_any
+            case .basic: auth = favfs_auth_basic
+            case .digest: auth = favfs_auth_digest
+            }
+            check(favfs_easy_setopt_long(easy, CURLOPT_HTTPAUTH, auth), "HTTPAUTH")
+        }
+
+        check(favfs_easy_setopt_data_cb(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "HEADERFUNCTION")
+        check(favfs_easy_setopt_ptr(easy, CURLOPT_HEADERDATA, me), "HEADERDATA")
+        check(favfs_easy_setopt_data_cb(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback), "WRITEFUNCTION")
+        check(favfs_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, me), "WRITEDATA")
+
+        if let (code, what) = failed {
+            return TransportError(kind: .other, code: Int(code.rawValue),
+                                  message: "setting \(what): \(String(cString: curl_easy_strerror(code)))", url: safeURL)
+        }
+        return nil
+    }
+
+    func detachEasy() { easy = nil }
+
+    // MARK: callbacks (loop thread)
+
+    fileprivate func headerLine(_ line: String) {
+        if line.hasPrefix("HTTP/") {
+            // A new response starts (after a redirect, auth challenge or 100 Continue): only the
+            // final one counts.
+            let parts = line.split(separator: " ", maxSplits: 2)
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            headers = [:]
+            body = Data()
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        if let old = headers[name] { headers[name] = old + ", " + value } else { headers[name] = value }
+    }
+
+    /// Returns the number of bytes consumed; anything else makes curl abort with a write error.
+    fileprivate func bodyChunk(_ chunk: UnsafeRawBufferPointer) -> Int {
+        guard case let .file(fd, placement) = sink, (200..<300).contains(status) else {
+            body.append(contentsOf: chunk)
+            return chunk.count
+        }
+        if writeStart == nil {
+            switch placement {
+            case .fixed(let offset): writeStart = offset
+            case .followResponse(let requested):
+                if status == 206 {
+                    guard let start = Self.contentRangeStart(headers["content-range"]) else {
+                        placementError = "206 without a usable Content-Range (\(headers["content-range"] ?? "none"))"
+                        return 0
+                    }
+                    writeStart = start
+                } else {
+                    writeStart = status == 200 ? 0 : requested
+                }
+            }
+        }
+        var done = 0
+        while done < chunk.count {
+            let n = pwrite(fd, chunk.baseAddress! + done, chunk.count - done, off_t(writeStart! + bytesWritten))
+            if n < 0 {
+                if errno == EINTR { continue }
+                writeErrno = errno
+                return 0
+            }
+            if n == 0 { writeErrno = EIO; return 0 }
+            done += n
+            bytesWritten += Int64(n)
+        }
+        return chunk.count
+    }
+
+    /// `bytes 100-199/1000` → 100.
+    static func contentRangeStart(_ value: String?) -> Int64? {
+        guard let value, let unitEnd = value.firstIndex(of: " "),
+              value[..<unitEnd].lowercased() == "bytes" else { return nil }
+        let spec = value[value.index(after: unitEnd)...].trimmingCharacters(in: .whitespaces)
+        guard let dash = spec.firstIndex(of: "-") else { return nil }
+        return Int64(spec[..<dash])
+    }
+
+    // MARK: completion (loop thread)
+
+    func result(code: CURLcode) -> Result<Completed, Error> {
+        if code == CURLE_OK {
+            var responseCode = 0
+            if let easy { favfs_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &responseCode) }
+            let response = CurlResponse(status: responseCode != 0 ? responseCode : status, headers: headers,
+                                        body: body, bytesWritten: bytesWritten)
+            return .success(Completed(response: response, writtenAt: writeStart ?? placementStartGuess))
+        }
+        let buffered = String(cString: errorBuffer)
+        var message = buffered.isEmpty ? String(cString: curl_easy_strerror(code)) : buffered
+        if let placementError { message = placementError }
+        if let writeErrno { message += ": " + String(cString: strerror(writeErrno)) }
+        let kind: TransportError.Kind = placementError != nil ? .other : CurlErrorMapping.kind(code)
+        return .failure(TransportError(kind: kind, code: Int(code.rawValue), message: message,
+                                       url: safeURL, errno: code == CURLE_WRITE_ERROR ? writeErrno : nil))
+    }
+
+    private var placementStartGuess: Int64 {
+        guard case let .file(_, placement) = sink else { return 0 }
+        switch placement {
+        case .fixed(let o): return o
+        case .followResponse(let requested): return status == 200 ? 0 : requested
+        }
+    }
+
+    func finish(_ result: Result<Completed, Error>) {
+        guard !isFinished else { return }
+        isFinished = true
+        let c = continuation
+        continuation = nil
+        c?.resume(with: result)
+    }
+
+    func finishCancelled() {
+        finish(.failure(TransportError(kind: .cancelled, code: Int(CURLE_ABORTED_BY_CALLBACK.rawValue),
+                                       message: "cancelled", url: safeURL)))
+    }
+}
+
+private let curlHeaderCallback: favfs_curl_data_cb = { ptr, size, count, userdata in
+    let n = size * count
+    guard let ptr, let userdata else { return n }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    let line = String(decoding: UnsafeRawBufferPointer(start: ptr, count: n), as: UTF8.self)
+    transfer.headerLine(line)
+    return n
+}
+
+private let curlWriteCallback: favfs_curl_data_cb = { ptr, size, count, userdata in
+    let n = size * count
+    guard let ptr, let userdata else { return n }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.bodyChunk(UnsafeRawBufferPointer(start: ptr, count: n))
+}

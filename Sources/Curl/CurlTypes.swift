@@ -1,0 +1,83 @@
+// The transport's public value types: requests, responses, errors, limits.
+import Foundation
+
+/// One header line.
+public struct CurlHeader: Sendable, Equatable {
+    public var name: String
+    public var value: String
+    public init(_ name: String, _ value: String) { self.name = name; self.value = value }
+}
+
+/// How to authenticate. `.any` lets libcurl pick Basic or Digest from the server's challenge.
+public struct CurlCredentials: Sendable, Equatable {
+    public enum Scheme: Sendable { case any, basic, digest }
+    public var user: String
+    public var password: String
+    public var scheme: Scheme
+    public init(user: String, password: String, scheme: Scheme = .any) {
+        self.user = user; self.password = password; self.scheme = scheme
+    }
+}
+
+/// A request: method, absolute URL (already percent-encoded), headers, optional body.
+public struct CurlRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [CurlHeader]
+    public var body: Data?
+    public var credentials: CurlCredentials?
+    public init(method: String = "GET", url: String, headers: [CurlHeader] = [], body: Data? = nil,
+                credentials: CurlCredentials? = nil) {
+        self.method = method; self.url = url; self.headers = headers; self.body = body; self.credentials = credentials
+    }
+}
+
+/// A response. Header names are lowercased; repeated headers are joined with ", ".
+public struct CurlResponse: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    /// The body, for `perform`; for `download` only a non-2xx body (the error text).
+    public var body: Data
+    /// For `download`: bytes written to the file descriptor.
+    public var bytesWritten: Int64
+    public init(status: Int, headers: [String: String], body: Data, bytesWritten: Int64 = 0) {
+        self.status = status; self.headers = headers; self.body = body; self.bytesWritten = bytesWritten
+    }
+}
+
+/// A transfer that failed before a complete response arrived.
+public struct TransportError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case couldNotConnect   // refused, DNS, unreachable
+        case timedOut          // connect timeout or below the low-speed limit for too long
+        case tls               // certificate or handshake
+        case cancelled         // the awaiting Task was cancelled
+        case writeFailed       // the destination fd refused bytes (disk full: errno set)
+        case other
+    }
+    public var kind: Kind
+    /// The libcurl result code.
+    public var code: Int
+    /// libcurl's error buffer or strerror.
+    public var message: String
+    /// The URL, without credentials.
+    public var url: String
+    /// errno of a failed local write (ENOSPC...), when kind == .writeFailed.
+    public var errno: Int32?
+    public init(kind: Kind, code: Int, message: String, url: String, errno: Int32? = nil) {
+        self.kind = kind; self.code = code; self.message = message; self.url = url; self.errno = errno
+    }
+    public var description: String { "\(url): \(message) (curl \(code))" }
+}
+
+/// Limits every transfer has, so that no operation can hang.
+public struct TransportOptions: Sendable {
+    public var connectTimeout: Double = 10
+    /// Abort when fewer than `lowSpeedLimit` bytes/s arrive for `lowSpeedTime` seconds.
+    public var lowSpeedLimit: Int = 1
+    public var lowSpeedTime: Int = 30
+    public var maxConnectionsPerHost: Int = 8
+    public var userAgent: String = "favfs"
+    public var verifyTLS: Bool = true
+    public init() {}
+}

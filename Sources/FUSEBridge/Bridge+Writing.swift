@@ -1,0 +1,128 @@
+import Foundation
+import CFuse
+import FavFSCore
+
+/// Write-side operations. Content writes are answered from local disk at once; namespace
+/// changes wait for the remote (in a Task) before they are answered.
+extension Bridge {
+    func create(_ req: Request, _ parent: UInt64, _ name: String, _ fi: fuse_file_info) {
+        guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        let exclusive = favfs_fi_flags(withUnsafePointer(to: fi) { $0 }) & O_EXCL != 0
+        Task {
+            do {
+                let (item, handle) = try await domain.create(parentId, name, exclusive: exclusive)
+                var e = entry(for: item)
+                var fi = fi
+                fi.fh = handle
+                fuse_reply_create(req.raw, &e, &fi)
+            } catch {
+                log.info("create \(parentId.child(name)): \(error)")
+                req.fail(error)
+            }
+        }
+    }
+
+    func write(_ req: Request, _ buffer: UnsafeRawBufferPointer, _ offset: Int64, _ fh: UInt64) {
+        do {
+            let n = try domain.write(handle: fh, offset: offset, buffer)
+            fuse_reply_write(req.raw, n)
+        } catch {
+            log.warning("write: \(error)")
+            req.fail(error)
+        }
+    }
+
+    func fsync(_ req: Request, _ fh: UInt64) {
+        Task {
+            do {
+                try await domain.sync(handle: fh)
+                req.ok()
+            } catch {
+                log.warning("fsync: \(error)")
+                req.fail(error)
+            }
+        }
+    }
+
+    func setattr(_ req: Request, _ ino: UInt64, _ attr: stat, _ toSet: Int32, _ fh: UInt64?) {
+        guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
+        Task {
+            do {
+                if favfs_set_attr_size(toSet) != 0 {
+                    _ = try await domain.setSize(id, Int64(attr.st_size), handle: fh)
+                }
+                if favfs_set_attr_mtime(toSet) != 0 || favfs_set_attr_mtime_now(toSet) != 0 {
+                    let t = favfs_set_attr_mtime_now(toSet) != 0 ? Date().timeIntervalSince1970
+                        : Double(attr.st_mtim.tv_sec) + Double(attr.st_mtim.tv_nsec) / 1e9
+                    _ = try await domain.setModified(id, t)
+                }
+                if (favfs_set_attr_mode(toSet) != 0 || favfs_set_attr_owner(toSet) != 0) && !domain.isWritable {
+                    throw ProviderError(.readOnly, detail: "read-only mount")
+                }
+                // Modes and owners are not kept by remotes (see README): accepted, unchanged.
+                guard let item = domain.cachedItem(id) else { throw ProviderError(.notFound, path: id.rawValue, detail: "gone") }
+                var st = attributes.stat(of: item, inode: ino)
+                fuse_reply_attr(req.raw, &st, options.attrTimeout)
+            } catch {
+                log.info("setattr \(id): \(error)")
+                req.fail(error)
+            }
+        }
+    }
+
+    func mkdir(_ req: Request, _ parent: UInt64, _ name: String) {
+        guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        Task {
+            do {
+                var e = entry(for: try await domain.makeFolder(parentId, name))
+                fuse_reply_entry(req.raw, &e)
+            } catch {
+                log.info("mkdir \(parentId.child(name)): \(error)")
+                req.fail(error)
+            }
+        }
+    }
+
+    func symlink(_ req: Request, _ target: String, _ parent: UInt64, _ name: String) {
+        guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        Task {
+            do {
+                var e = entry(for: try await domain.makeSymlink(parentId, name, target: target))
+                fuse_reply_entry(req.raw, &e)
+            } catch {
+                log.info("symlink \(parentId.child(name)): \(error)")
+                req.fail(error)
+            }
+        }
+    }
+
+    func unlink(_ req: Request, _ parent: UInt64, _ name: String, folder: Bool) {
+        guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        Task {
+            do {
+                if folder { try await domain.removeFolder(parentId, name) } else { try await domain.remove(parentId, name) }
+                inodes.detach(parentId.child(name))
+                req.ok()
+            } catch {
+                log.info("\(folder ? "rmdir" : "unlink") \(parentId.child(name)): \(error)")
+                req.fail(error)
+            }
+        }
+    }
+
+    func rename(_ req: Request, _ parent: UInt64, _ name: String, _ newParent: UInt64, _ newName: String, _ flags: UInt32) {
+        guard let from = inodes.identifier(parent), let to = inodes.identifier(newParent) else { return req.fail(ENOENT) }
+        // RENAME_EXCHANGE (2) has no remote equivalent; RENAME_NOREPLACE (1) does.
+        if flags & 2 != 0 { return req.fail(EINVAL) }
+        Task {
+            do {
+                let (source, destination) = try await domain.rename(from, name, to: to, newName, noReplace: flags & 1 != 0)
+                inodes.move(source, to: destination)
+                req.ok()
+            } catch {
+                log.info("rename \(from.child(name)) -> \(to.child(newName)): \(error)")
+                req.fail(error)
+            }
+        }
+    }
+}

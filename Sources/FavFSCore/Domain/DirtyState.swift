@@ -1,0 +1,15 @@
+/// An item changed here and not yet confirmed by the remote, as the upload loop sees it. The
+/// journal row is the durable half; this is the live half (generation, waiters).
+struct DirtyState: Sendable {
+    var journal: PlaceholderStore.JournalEntry
+    /// Bumped by every local change; an upload clears the item only if none came meanwhile.
+    var generation = 0
+    var uploading = false
+    /// The last permanent failure (denied, no space...): uploads stop until the next change.
+    var failure: ProviderError?
+    /// A modification time set while dirty, applied once the upload is confirmed.
+    var pendingModified: Double?
+    var waiters: [CheckedContinuation<Void, Error>] = []
+
+    init(journal: PlaceholderStore.JournalEntry) { self.journal = journal }
+}

@@ -1,0 +1,214 @@
+import Foundation
+
+/// Write-back: a dirty item's cache file is uploaded with the version it was based on. The
+/// journal row goes only once the remote confirmed; a remote change meanwhile never overwrites
+/// the remote — the local content is uploaded beside it as a conflict copy.
+extension Domain {
+    /// Starts uploading `id` unless an upload of it is already running (which will notice the
+    /// newer generation and go again).
+    func scheduleUpload(_ id: ItemIdentifier) {
+        let start = lock.withLock { () -> Bool in
+            guard dirty[id] != nil, !dirty[id]!.uploading else { return false }
+            dirty[id]!.uploading = true
+            dirty[id]!.failure = nil
+            return true
+        }
+        if start { Task { await uploadLoop(id) } }
+    }
+
+    /// Uploads every item the journal lists (after a crash or kill, at mount).
+    public func resumeUploads() {
+        let rows = (try? store.journalEntries()) ?? []
+        lock.withLock { for j in rows where dirty[j.id] == nil { dirty[j.id] = DirtyState(journal: j) } }
+        // The placeholders may predate the last writes (a crash before close): sizes from the files.
+        for j in rows {
+            guard var item = cachedItem(j.id), let (fd, length) = try? content.openForUpload(j.id) else { continue }
+            close(fd)
+            if item.size != length { item.size = length; setPlaceholder(item) }
+        }
+        if !rows.isEmpty { log.info("resuming \(rows.count) pending upload(s) from the journal") }
+        for j in rows { scheduleUpload(j.id) }
+    }
+
+    private func uploadLoop(_ id: ItemIdentifier) async {
+        var attempt = 0
+        while true {
+            guard let (journal, generation) = lock.withLock({ dirty[id].map { ($0.journal, $0.generation) } }) else { return }
+            guard let item = cachedItem(id), item.kind == .file, let w = try? writer(id) else {
+                finishFailed(id, error(.notFound, id, "the item to upload is gone"))
+                return
+            }
+            let precondition: UploadPrecondition = journal.isNew ? .mustNotExist
+                : journal.baseVersion.map { .mustMatch($0) } ?? .none
+            do {
+                let (fd, length) = try content.openForUpload(id)
+                defer { close(fd) }
+                let uploaded = try await w.upload(id, from: ContentSource(fd: fd, length: length), precondition: precondition)
+                if await commit(id, uploaded: uploaded, generation: generation) { return }
+                attempt = 0 // changed meanwhile: upload again, now based on what we just sent
+            } catch let e as ProviderError where e.kind == .versionChanged || (e.kind == .exists && journal.isNew) {
+                await saveConflictCopy(id, item: item, cause: e)
+                return
+            } catch let e as ProviderError where e.isTransient {
+                attempt += 1
+                var j = journal
+                j.attempts += 1
+                j.lastError = e.description
+                try? store.saveJournal(j)
+                lock.withLock { if dirty[id] != nil { dirty[id]!.journal = j } }
+                let delay = min(options.maxUploadBackoff, 0.5 * pow(2, Double(min(attempt, 10))))
+                log.warning("upload of \(id) failed (\(e)); retrying in \(delay) s")
+                try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            } catch {
+                // Denied, no space, too large...: the content stays dirty in the cache (nothing is
+                // lost) and is tried again on the next change, fsync or mount.
+                let e = error as? ProviderError ?? self.error(.localIO, id, "\(error)")
+                var j = journal
+                j.attempts += 1
+                j.lastError = e.description
+                try? store.saveJournal(j)
+                log.error("upload of \(id) failed: \(e); the local content is kept in the cache")
+                finishFailed(id, e)
+                return
+            }
+        }
+    }
+
+    /// Records a confirmed upload. True when the item is clean; false when it changed meanwhile.
+    private func commit(_ id: ItemIdentifier, uploaded: Item, generation: Int) async -> Bool {
+        var item = uploaded
+        item.kind = .file
+        if item.version == nil, let fresh = try? await provider.item(for: id) { item.version = fresh.version; item.modified = fresh.modified }
+        let clean = lock.withLock { dirty[id]?.generation == generation }
+        if clean {
+            let version = Self.contentVersion(item)
+            do { try store.commitUpload(item, contentVersion: version, removeJournal: true) }
+            catch { log.error("cannot record the upload of \(id): \(error)"); return false }
+            content.setVersion(id, version)
+            let state = lock.withLock { dirty.removeValue(forKey: id) }
+            setPlaceholder(item, persist: false)
+            lock.withLock { openedVersions[id] = nil }
+            if let m = state?.pendingModified, let w = try? writer(id) {
+                if let updated = try? await w.setModified(id, to: m) { setPlaceholder(updated) }
+            }
+            for waiter in state?.waiters ?? [] { waiter.resume() }
+            log.info("uploaded \(id) (\(item.size) bytes)")
+            return true
+        }
+        // Newer local changes: they are now based on the version just uploaded.
+        lock.withLock {
+            guard dirty[id] != nil else { return }
+            dirty[id]!.journal.baseVersion = item.version
+            dirty[id]!.journal.isNew = false
+        }
+        if let j = lock.withLock({ dirty[id]?.journal }) { try? store.saveJournal(j) }
+        return false
+    }
+
+    private func finishFailed(_ id: ItemIdentifier, _ e: ProviderError) {
+        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Error>] in
+            guard dirty[id] != nil else { return [] }
+            dirty[id]!.uploading = false
+            dirty[id]!.failure = e
+            defer { dirty[id]!.waiters = [] }
+            return dirty[id]!.waiters
+        }
+        for w in waiters { w.resume(throwing: e) }
+    }
+
+    /// The conflict copy's name for `name` (exposed for tests).
+    public static func conflictNameForTests(_ name: String, date: Date) -> String { conflictName(name, date: date, attempt: 0) }
+
+    /// `NAME (conflict YYYY-MM-DD HHMMSS).EXT`
+    static func conflictName(_ name: String, date: Date, attempt: Int) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone.current
+        f.dateFormat = "yyyy-MM-dd HHmmss"
+        let tag = "conflict \(f.string(from: date))" + (attempt > 0 ? " \(attempt + 1)" : "")
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            return "\(name[..<dot]) (\(tag))\(name[dot...])"
+        }
+        return "\(name) (\(tag))"
+    }
+
+    /// The remote changed under a local edit: upload ours beside it, keep theirs under the name.
+    private func saveConflictCopy(_ id: ItemIdentifier, item: Item, cause: ProviderError) async {
+        guard let parent = id.parent, let w = try? writer(id) else { return }
+        let now = Date()
+        var attempt = 0
+        while true {
+            let copyId = parent.child(Self.conflictName(id.name, date: now, attempt: attempt))
+            do {
+                let (fd, length) = try content.openForUpload(id)
+                defer { close(fd) }
+                var copy = try await w.upload(copyId, from: ContentSource(fd: fd, length: length), precondition: .mustNotExist)
+                copy.kind = .file
+                setPlaceholder(copy)
+                log.warning("conflict: \(id) changed on \(provider.remoteDescription) while edited here (\(cause.detail)); the remote version keeps the name, the local one was saved as \(copyId.name)")
+                break
+            } catch let e as ProviderError where e.kind == .exists && attempt < 20 {
+                attempt += 1
+            } catch let e as ProviderError where e.isTransient {
+                try? await Task.sleep(nanoseconds: 2_000_000_000)
+            } catch {
+                log.error("cannot save the conflict copy of \(id): \(error); the local content stays in the cache")
+                finishFailed(id, error as? ProviderError ?? self.error(.localIO, id, "\(error)"))
+                return
+            }
+        }
+        let waiters = lock.withLock { dirty.removeValue(forKey: id)?.waiters ?? [] }
+        try? store.deleteJournal(id)
+        content.remove(id)
+        await refreshItem(id)
+        for w in waiters { w.resume() }
+    }
+
+    /// Waits for a running upload of `id`, if any (errors ignored: the caller acts either way).
+    func waitIfUploading(_ id: ItemIdentifier) async {
+        guard lock.withLock({ dirty[id]?.uploading == true }) else { return }
+        try? await waitForUpload(id)
+    }
+
+    /// Waits until `id` is clean (uploaded, or dropped). Throws the upload's permanent failure.
+    /// Call after `scheduleUpload` (or a close that schedules it).
+    public func waitForUpload(_ id: ItemIdentifier) async throws {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
+            let immediate: Result<Void, Error>? = lock.withLock {
+                guard let d = dirty[id] else { return .success(()) }
+                if let f = d.failure, !d.uploading { return .failure(f) }
+                dirty[id]!.waiters.append(c)
+                return nil
+            }
+            if let immediate { c.resume(with: immediate) }
+        }
+    }
+
+    /// Uploads everything dirty at or below `id` and waits for it (before a rename).
+    func flushUploads(under id: ItemIdentifier) async throws {
+        let prefix = id.rawValue + "/"
+        let ids = lock.withLock { dirty.keys.filter { $0 == id || $0.rawValue.hasPrefix(prefix) } }
+        for d in ids { scheduleUpload(d) }
+        for d in ids { try await waitForUpload(d) }
+    }
+
+    /// Uploads still pending: how many items and bytes, and those that failed for good.
+    public func pendingUploads() -> (items: Int, bytes: Int64, failed: [ProviderError]) {
+        let snapshot = lock.withLock { dirty }
+        let bytes = snapshot.keys.reduce(Int64(0)) { $0 + (cachedItem($1)?.size ?? 0) }
+        return (snapshot.count, bytes, snapshot.values.compactMap { $0.uploading ? nil : $0.failure })
+    }
+
+    /// Starts every pending upload and waits until none is left or only failed ones remain
+    /// (unmount). `progress` is called about every half second.
+    public func drainUploads(progress: @Sendable (Int, Int64) -> Void) async -> [ProviderError] {
+        for id in lock.withLock({ Array(dirty.keys) }) { scheduleUpload(id) }
+        while true {
+            let (items, bytes, failed) = pendingUploads()
+            if items == 0 { return [] }
+            if failed.count == items { return failed }
+            progress(items, bytes)
+            try? await Task.sleep(nanoseconds: 500_000_000)
+        }
+    }
+}

@@ -1,0 +1,294 @@
+import Foundation
+
+/// Changes made through the mount. Content changes land in the cache file and make the item
+/// dirty (journal row first); the last close or an fsync uploads. Namespace changes (mkdir,
+/// unlink, rmdir, rename) go to the remote at once and update placeholders only once it agreed.
+extension Domain {
+    /// The provider's write side, or EROFS.
+    func writer(_ id: ItemIdentifier) throws -> any WritableProvider {
+        guard !options.readOnly, let w = provider as? any WritableProvider else {
+            throw error(.readOnly, id, "this mount is read-only")
+        }
+        return w
+    }
+
+    public var isWritable: Bool { !options.readOnly && provider is any WritableProvider }
+
+    // MARK: placeholders changed here
+
+    /// Puts an item into its parent's listing (memory and store).
+    func setPlaceholder(_ item: Item, persist: Bool = true) {
+        if persist { try? store.upsert(item) }
+        guard let parent = item.parent else { lock.withLock { rootItem = item }; return }
+        lock.withLock {
+            guard var s = loadedState(parent) else { return }
+            if s.children[item.name] == nil {
+                let i = s.order.firstIndex { $0 > item.name } ?? s.order.count
+                s.order.insert(item.name, at: i)
+            }
+            s.children[item.name] = item
+            folders[parent] = s
+        }
+    }
+
+    func removePlaceholder(_ id: ItemIdentifier) {
+        forgetSubtree(id)
+    }
+
+    /// Updates the in-memory placeholder of a file being written (size, mtime); the store
+    /// follows on close.
+    private func touch(_ id: ItemIdentifier, size: Int64) {
+        guard let parent = id.parent else { return }
+        lock.withLock {
+            folders[parent]?.children[id.name]?.size = size
+            folders[parent]?.children[id.name]?.modified = Self.now
+        }
+    }
+
+    /// Makes an item dirty: the journal row is written before the change is acknowledged.
+    func markDirty(_ id: ItemIdentifier, base: String?, isNew: Bool) throws {
+        let exists = lock.withLock { () -> Bool in
+            guard dirty[id] != nil else { return false }
+            dirty[id]!.generation += 1
+            dirty[id]!.failure = nil
+            return true
+        }
+        if exists { return }
+        let j = PlaceholderStore.JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Self.now)
+        do { try store.saveJournal(j) } catch { throw self.error(.localIO, id, "cannot record the change: \(error)") }
+        lock.withLock {
+            if dirty[id] == nil { dirty[id] = DirtyState(journal: j) } else { dirty[id]!.generation += 1 }
+        }
+    }
+
+    func isDirty(_ id: ItemIdentifier) -> Bool { lock.withLock { dirty[id] != nil } }
+
+    // MARK: files
+
+    /// Creates a file (or opens an existing one truncated, unless `exclusive`).
+    public func create(_ parent: ItemIdentifier, _ name: String, exclusive: Bool) async throws -> (item: Item, handle: UInt64) {
+        let id = parent.child(name)
+        _ = try writer(id)
+        if ItemIdentifier.validate(name: name) != nil { throw error(.invalidName, id, "not a valid file name") }
+        let state = try await folderState(parent)
+        if let existing = state.children[name] {
+            if exclusive { throw error(.exists, id, "already exists") }
+            let (h, _) = try await openFile(id, write: true, truncate: true)
+            return (cachedItem(id) ?? existing, h)
+        }
+        let item = Item(identifier: id, kind: .file, size: 0, modified: Self.now)
+        try markDirty(id, base: nil, isNew: true)
+        setPlaceholder(item)
+        let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: true)
+        content.persist(entry)
+        let h = addHandle(OpenFile(item: item, entry: entry, writable: true))
+        return (item, h)
+    }
+
+    private func addHandle(_ f: OpenFile) -> UInt64 {
+        lock.withLock {
+            let h = nextHandle
+            nextHandle += 1
+            handles[h] = f
+            return h
+        }
+    }
+
+    /// Opens a file; for writing, its whole content is made present first (it will be
+    /// uploaded whole), unless truncated to zero.
+    public func openFile(_ id: ItemIdentifier, write: Bool, truncate: Bool) async throws -> (handle: UInt64, keepCache: Bool) {
+        guard write || truncate else { return try openFile(id) }
+        _ = try writer(id)
+        guard let item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
+        guard item.kind == .file else { throw error(.isAFolder, id, "not a file") }
+        let wasDirty = isDirty(id)
+        let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: wasDirty)
+        do {
+            if truncate {
+                try markDirty(id, base: item.version, isNew: false)
+                try content.setSize(entry, 0)
+                touch(id, size: 0)
+            } else if !wasDirty && item.size > 0 {
+                try await content.provide(entry, item: item, range: 0..<item.size, prefetch: nil, provider: provider)
+            }
+        } catch {
+            content.release(entry, asHandle: true)
+            throw error
+        }
+        let h = addHandle(OpenFile(item: item, entry: entry, writable: write))
+        if !write { lock.withLock { openedVersions[id] = nil } }
+        return (h, false)
+    }
+
+    /// Writes through a writable handle into the cache file. Local disk only, no network.
+    public func write(handle: UInt64, offset: Int64, _ buffer: UnsafeRawBufferPointer) throws -> Int {
+        let f = try openFile(handle: handle)
+        guard f.writable else { throw error(.denied, f.entry.id, "not open for writing") }
+        let id = f.entry.withLock { f.entry.id }
+        try markDirty(id, base: f.item.version, isNew: false)
+        let n = try content.write(f.entry, offset: offset, buffer)
+        touch(id, size: f.entry.withLock { f.entry.size })
+        return n
+    }
+
+    /// Truncates or extends a file (setattr size), through `handle` when given.
+    public func setSize(_ id: ItemIdentifier, _ size: Int64, handle: UInt64?) async throws -> Item {
+        _ = try writer(id)
+        if let handle {
+            let f = try openFile(handle: handle)
+            try markDirty(id, base: f.item.version, isNew: false)
+            try content.setSize(f.entry, size)
+            touch(id, size: size)
+            return cachedItem(id) ?? f.item
+        }
+        guard let item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
+        guard item.kind == .file else { throw error(.isAFolder, id, "not a file") }
+        let (h, _) = try await openFile(id, write: true, truncate: size == 0)
+        defer { closeFile(h) }
+        if size != 0 { return try await setSize(id, size, handle: h) }
+        return cachedItem(id) ?? item
+    }
+
+    /// Sets a file's modification time where the remote keeps it; elsewhere it is kept in the
+    /// placeholder until the next listing (see README).
+    public func setModified(_ id: ItemIdentifier, _ seconds: Double) async throws -> Item {
+        let w = try writer(id)
+        guard var item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
+        item.modified = seconds
+        let deferred = lock.withLock { () -> Bool in
+            guard dirty[id] != nil else { return false }
+            dirty[id]!.pendingModified = seconds
+            return true
+        }
+        if !deferred {
+            do { item = try await w.setModified(id, to: seconds) }
+            catch let e as ProviderError where e.kind == .notSupported { /* kept locally */ }
+        }
+        setPlaceholder(item, persist: !deferred)
+        return item
+    }
+
+    /// After the last writable handle of an item closes: record its state and upload.
+    func finishWriting(_ f: OpenFile) {
+        content.persist(f.entry)
+        let id = f.entry.withLock { f.entry.id }
+        if let item = cachedItem(id) { try? store.upsert(item) }
+        let stillOpen = lock.withLock { handles.values.contains { $0.writable && $0.entry === f.entry } }
+        if !stillOpen && isDirty(id) { scheduleUpload(id) }
+    }
+
+    /// fsync: the cache file on disk, then the content at the remote, confirmed.
+    public func sync(handle: UInt64) async throws {
+        let f = try openFile(handle: handle)
+        guard f.writable else { return }
+        fdatasync(f.entry.fd)
+        content.persist(f.entry)
+        let id = f.entry.withLock { f.entry.id }
+        guard isDirty(id) else { return }
+        scheduleUpload(id)
+        try await waitForUpload(id)
+    }
+
+    // MARK: namespace
+
+    public func makeFolder(_ parent: ItemIdentifier, _ name: String) async throws -> Item {
+        let id = parent.child(name)
+        let w = try writer(id)
+        if ItemIdentifier.validate(name: name) != nil { throw error(.invalidName, id, "not a valid folder name") }
+        if try await folderState(parent).children[name] != nil { throw error(.exists, id, "already exists") }
+        var item = try await w.createFolder(id)
+        item.kind = .folder
+        try? store.replaceChildren(of: item, with: [], listedAt: Self.now)
+        setPlaceholder(item, persist: false)
+        lock.withLock { folders[id] = FolderState(items: [], listedAt: Self.now) }
+        return item
+    }
+
+    public func makeSymlink(_ parent: ItemIdentifier, _ name: String, target: String) async throws -> Item {
+        let id = parent.child(name)
+        let w = try writer(id)
+        if try await folderState(parent).children[name] != nil { throw error(.exists, id, "already exists") }
+        let item = try await w.createSymlink(id, target: target)
+        setPlaceholder(item)
+        return item
+    }
+
+    /// Deletes a file or symlink. A file created here and never uploaded is only dropped locally.
+    public func remove(_ parent: ItemIdentifier, _ name: String) async throws {
+        let id = parent.child(name)
+        let w = try writer(id)
+        let item = try await lookup(parent, name)
+        if item.kind == .folder { throw error(.isAFolder, id, "is a folder") }
+        await waitIfUploading(id)
+        let neverUploaded = lock.withLock { dirty[id]?.journal.isNew == true }
+        if !neverUploaded {
+            do { try await w.delete(item) }
+            catch let e as ProviderError where e.kind == .notFound { /* already gone: that is what we wanted */ }
+        }
+        dropDirty(id)
+        content.remove(id)
+        removePlaceholder(id)
+    }
+
+    /// Deletes an empty folder. Emptiness is checked against a fresh listing: a WebDAV DELETE
+    /// would remove a non-empty folder with everything in it.
+    public func removeFolder(_ parent: ItemIdentifier, _ name: String) async throws {
+        let id = parent.child(name)
+        let w = try writer(id)
+        let item = try await lookup(parent, name)
+        guard item.kind == .folder else { throw error(.notAFolder, id, "not a folder") }
+        let localChildren = lock.withLock { dirty.keys.contains { $0.parent == id } }
+        let remoteChildren = try await provider.enumerateItems(in: id, page: nil).items
+        if localChildren || !remoteChildren.isEmpty { throw error(.notEmpty, id, "folder not empty") }
+        do { try await w.delete(item) }
+        catch let e as ProviderError where e.kind == .notFound { }
+        removePlaceholder(id)
+    }
+
+    /// Renames or moves an item, replacing a destination file (or empty folder) unless
+    /// `noReplace`. Pending uploads at and below the source finish first, so the remote moves
+    /// what the user wrote.
+    public func rename(_ parent: ItemIdentifier, _ name: String, to newParent: ItemIdentifier, _ newName: String,
+                       noReplace: Bool) async throws -> (from: ItemIdentifier, to: ItemIdentifier) {
+        let source = parent.child(name), destination = newParent.child(newName)
+        let w = try writer(source)
+        if ItemIdentifier.validate(name: newName) != nil { throw error(.invalidName, destination, "not a valid name") }
+        let item = try await lookup(parent, name)
+        if source == destination { return (source, destination) }
+        let existing = try await folderState(newParent).children[newName]
+        if let existing {
+            if noReplace { throw error(.exists, destination, "already exists") }
+            if existing.kind == .folder {
+                guard item.kind == .folder else { throw error(.isAFolder, destination, "is a folder") }
+                let inside = try await provider.enumerateItems(in: destination, page: nil).items
+                if !inside.isEmpty { throw error(.notEmpty, destination, "folder not empty") }
+            } else if item.kind == .folder {
+                throw error(.notAFolder, destination, "not a folder")
+            }
+        }
+        try await flushUploads(under: source)
+        var moved = try await w.move(item, to: destination, replacing: existing != nil)
+        moved.kind = item.kind
+        do { try store.move(source, to: destination) } catch { throw self.error(.localIO, source, "cannot record the rename: \(error)") }
+        content.move(source, to: destination)
+        lock.withLock {
+            dropLoaded(below: source)
+            dropLoaded(below: destination)
+            folders[parent]?.children[name] = nil
+            folders[parent]?.order.removeAll { $0 == name }
+            let prefix = source.rawValue + "/"
+            for (id, state) in dirty where id == source || id.rawValue.hasPrefix(prefix) {
+                dirty[id] = nil
+                dirty[ItemIdentifier(destination.rawValue + id.rawValue.dropFirst(source.rawValue.count))] = state
+            }
+        }
+        setPlaceholder(moved)
+        return (source, destination)
+    }
+
+    private func dropDirty(_ id: ItemIdentifier) {
+        let waiters = lock.withLock { dirty.removeValue(forKey: id)?.waiters ?? [] }
+        try? store.deleteJournal(id)
+        for w in waiters { w.resume() }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import FavFSCore
+
+/// The local folder's write side, with the same semantics as a versioned remote: uploads are
+/// written to a temp file and moved into place, conditional on the version they were based on.
+extension LocalProvider: WritableProvider {
+    public func upload(_ id: ItemIdentifier, from source: ContentSource, precondition: UploadPrecondition) async throws -> Item {
+        guard let parent = id.parent else { throw ProviderError(.isAFolder, remote: remoteDescription, path: "/", detail: "cannot upload to the root") }
+        let temp = path(parent) + "/.favfs-upload-\(UUID().uuidString.prefix(12))"
+        let out = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard out >= 0 else { throw failure(id, "cannot create upload file") }
+        var ok = false
+        defer { if !ok { unlink(temp) } }
+        do {
+            defer { close(out) }
+            try copy(from: source, to: out, id: id)
+            guard fsync(out) == 0 else { throw failure(id, "cannot sync upload") }
+        }
+        switch precondition {
+        case .mustNotExist:
+            // link() fails if the name exists: an atomic create-if-absent.
+            guard link(temp, path(id)) == 0 else {
+                throw errno == EEXIST ? ProviderError(.exists, remote: remoteDescription, path: id.rawValue, detail: "already exists")
+                                      : failure(id, "cannot create")
+            }
+            unlink(temp)
+        case .mustMatch(let version):
+            var st = stat()
+            guard lstat(path(id), &st) == 0 else {
+                throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, detail: "deleted since it was read")
+            }
+            guard Self.version(st) == version else {
+                throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, detail: "changed since it was read")
+            }
+            guard Glibc.rename(temp, path(id)) == 0 else { throw failure(id, "cannot replace") }
+        case .none:
+            guard Glibc.rename(temp, path(id)) == 0 else { throw failure(id, "cannot replace") }
+        }
+        ok = true
+        return try await item(for: id)
+    }
+
+    private func copy(from source: ContentSource, to out: Int32, id: ItemIdentifier) throws {
+        var buf = [UInt8](repeating: 0, count: 1 << 20)
+        var off: Int64 = 0
+        while off < source.length {
+            let n = buf.withUnsafeMutableBytes { pread(source.fd, $0.baseAddress, min($0.count, Int(source.length - off)), off_t(off)) }
+            if n < 0 { throw failure(id, "cannot read the cached content") }
+            if n == 0 { break }
+            var done = 0
+            while done < n {
+                let w = buf.withUnsafeBytes { Glibc.write(out, $0.baseAddress! + done, n - done) }
+                if w < 0 { throw failure(id, "cannot write") }
+                done += w
+            }
+            off += Int64(n)
+        }
+    }
+
+    public func createFolder(_ id: ItemIdentifier) async throws -> Item {
+        guard mkdir(path(id), 0o755) == 0 else {
+            throw errno == EEXIST ? ProviderError(.exists, remote: remoteDescription, path: id.rawValue, detail: "already exists")
+                                  : failure(id, "cannot create folder")
+        }
+        return try await item(for: id)
+    }
+
+    public func delete(_ item: Item) async throws {
+        let p = path(item.identifier)
+        let rc = item.kind == .folder ? rmdir(p) : unlink(p)
+        guard rc == 0 else {
+            throw errno == ENOTEMPTY ? ProviderError(.notEmpty, remote: remoteDescription, path: item.identifier.rawValue, detail: "folder not empty")
+                                     : failure(item.identifier, "cannot delete")
+        }
+    }
+
+    public func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item {
+        if !replacing {
+            var st = stat()
+            if lstat(path(destination), &st) == 0 {
+                throw ProviderError(.exists, remote: remoteDescription, path: destination.rawValue, detail: "already exists")
+            }
+        }
+        guard Glibc.rename(path(item.identifier), path(destination)) == 0 else {
+            switch errno {
+            case ENOTEMPTY, EEXIST: throw ProviderError(.notEmpty, remote: remoteDescription, path: destination.rawValue, detail: "folder not empty")
+            case EXDEV: throw ProviderError(.crossDevice, remote: remoteDescription, path: destination.rawValue, detail: "cannot move across filesystems")
+            default: throw failure(item.identifier, "cannot move to \(destination)")
+            }
+        }
+        return try await self.item(for: destination)
+    }
+
+    public func setModified(_ id: ItemIdentifier, to seconds: Double) async throws -> Item {
+        let whole = seconds.rounded(.down)
+        let ts = timespec(tv_sec: time_t(whole), tv_nsec: Int((seconds - whole) * 1e9))
+        let times = [ts, ts]
+        guard utimensat(AT_FDCWD, path(id), times, AT_SYMLINK_NOFOLLOW) == 0 else { throw failure(id, "cannot set times") }
+        return try await item(for: id)
+    }
+
+    public func createSymlink(_ id: ItemIdentifier, target: String) async throws -> Item {
+        guard symlink(target, path(id)) == 0 else {
+            throw errno == EEXIST ? ProviderError(.exists, remote: remoteDescription, path: id.rawValue, detail: "already exists")
+                                  : failure(id, "cannot create symlink")
+        }
+        return try await item(for: id)
+    }
+}

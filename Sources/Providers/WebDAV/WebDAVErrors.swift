@@ -1,0 +1,87 @@
+import Curl
+import FavFSCore
+import Foundation
+
+/// HTTP statuses and transport failures → `ProviderError`, always naming remote, path and status.
+struct WebDAVErrors: Sendable {
+    let remote: String
+
+    /// An error for a non-success HTTP answer to `method` on `path`.
+    func status(_ status: Int, method: String, path: String, body: Data = Data()) -> ProviderError {
+        let kind: ProviderError.Kind
+        switch status {
+        case 404, 410: kind = .notFound
+        case 401, 403: kind = .denied
+        case 412: kind = .versionChanged
+        case 507: kind = .noSpace
+        case 413: kind = .tooLarge
+        default: kind = .serverError
+        }
+        var detail = "\(method) failed: \(status) \(Self.reason(status))"
+        if kind == .serverError, let snippet = Self.snippet(body) { detail += " — \(snippet)" }
+        return ProviderError(kind, remote: remote, path: path, status: status, detail: detail)
+    }
+
+    /// An error for a transfer that got no complete answer.
+    func transport(_ error: Error, method: String, path: String) -> ProviderError {
+        if let error = error as? ProviderError { return error }
+        guard let t = error as? TransportError else {
+            if error is CancellationError {
+                return ProviderError(.cancelled, remote: remote, path: path, detail: "\(method) cancelled")
+            }
+            return ProviderError(.unreachable, remote: remote, path: path, detail: "\(method) failed: \(error)")
+        }
+        let kind: ProviderError.Kind
+        var detail = "\(method) failed: \(t.message)"
+        switch t.kind {
+        case .couldNotConnect, .tls, .other: kind = .unreachable
+        case .timedOut: kind = .timedOut
+        case .cancelled: kind = .cancelled; detail = "\(method) cancelled"
+        case .writeFailed:
+            kind = t.errno == ENOSPC || t.errno == EDQUOT ? .noSpace : .serverError
+            detail = "\(method): writing to the content cache failed: \(t.message)"
+        }
+        return ProviderError(kind, remote: remote, path: path, detail: detail)
+    }
+
+    func invalid(_ what: String, method: String, path: String, status: Int?) -> ProviderError {
+        ProviderError(.invalidResponse, remote: remote, path: path, status: status, detail: "\(method): \(what)")
+    }
+
+    /// The start of a text error body, for messages.
+    private static func snippet(_ body: Data) -> String? {
+        guard !body.isEmpty, let s = String(data: body.prefix(200), encoding: .utf8) else { return nil }
+        let plain = s.replacingOccurrences(of: "<[^>]+>", with: " ", options: .regularExpression)
+            .split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        return plain.isEmpty ? nil : plain
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 206: return "Partial Content"
+        case 207: return "Multi-Status"
+        case 301: return "Moved Permanently"
+        case 302: return "Found"
+        case 304: return "Not Modified"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 409: return "Conflict"
+        case 410: return "Gone"
+        case 412: return "Precondition Failed"
+        case 413: return "Content Too Large"
+        case 416: return "Range Not Satisfiable"
+        case 423: return "Locked"
+        case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        case 507: return "Insufficient Storage"
+        default: return "HTTP \(status)"
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import FavFSCore
+import Logging
+
+/// A Depth 1 multistatus → one enumeration page: the folder's own entry checked, children named
+/// from their hrefs, unservable names skipped (and logged), foreign hrefs ignored.
+enum WebDAVListing {
+    static func page(from resources: [DAVResource], folder: ItemIdentifier, paths: WebDAVPaths,
+                     errors: WebDAVErrors, log: Logger = Logger(label: "favfs.webdav")) throws -> EnumerationPage {
+        var items: [Item] = []
+        var skipped: [(name: String, problem: ItemNameProblem)] = []
+        for resource in resources {
+            switch paths.relation(ofHref: resource.href, to: folder) {
+            case .itself:
+                if !resource.isCollection {
+                    throw ProviderError(.notAFolder, remote: errors.remote, path: folder.rawValue, status: 207,
+                                        detail: "PROPFIND: listed as a file, not a folder")
+                }
+            case .child(let name):
+                if let problem = ItemIdentifier.validate(name: name) {
+                    log.warning("skipping an entry the server listed", metadata: [
+                        "remote": "\(errors.remote)", "folder": "\(folder.rawValue)",
+                        "name": "\(name.debugDescription)", "problem": "\(problem.rawValue)",
+                    ])
+                    skipped.append((name, problem))
+                    continue
+                }
+                items.append(item(from: resource, identifier: folder.child(name)))
+            case .unrelated:
+                log.debug("ignoring an href outside the listed folder", metadata: [
+                    "remote": "\(errors.remote)", "folder": "\(folder.rawValue)", "href": "\(resource.href)",
+                ])
+            }
+        }
+        return EnumerationPage(items: items, nextPage: nil, skipped: skipped)
+    }
+
+    static func item(from resource: DAVResource, identifier: ItemIdentifier) -> Item {
+        Item(identifier: identifier,
+             kind: resource.isCollection ? .folder : .file,
+             size: resource.isCollection ? 0 : max(0, resource.contentLength ?? 0),
+             modified: resource.lastModified.flatMap(HTTPDate.parse),
+             version: resource.etag)
+    }
+}

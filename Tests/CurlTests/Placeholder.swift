@@ -1,2 +1,0 @@
-import XCTest
-final class CurlTestsPlaceholder: XCTestCase { func testNothing() {} }

@@ -1,0 +1,130 @@
+import XCTest
+import FavFSCore
+import Providers
+
+final class WriteBackTests: XCTestCase {
+    private func write(_ d: Domain, _ h: UInt64, _ offset: Int64, _ data: Data) throws {
+        _ = try data.withUnsafeBytes { try d.write(handle: h, offset: offset, $0) }
+    }
+
+    private func served(_ f: LocalFixture, _ path: String) -> Data? {
+        try? Data(contentsOf: f.served.appendingPathComponent(path))
+    }
+
+    func testANewFileIsUploadedOnCloseAndTheJournalEmpties() async throws {
+        let f = try LocalFixture()
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        let (item, h) = try await d.create(.rootContainer, "n.txt", exclusive: true)
+        XCTAssertEqual(item.size, 0)
+        try write(d, h, 0, Data("hello ".utf8))
+        try write(d, h, 6, Data("world".utf8))
+        XCTAssertEqual(d.cachedItem(ItemIdentifier("/n.txt"))?.size, 11)
+        XCTAssertEqual(try d.store.journalEntries().map(\.id), [ItemIdentifier("/n.txt")], "journal row before close")
+        d.closeFile(h)
+        try await d.waitForUpload(ItemIdentifier("/n.txt"))
+        XCTAssertEqual(served(f, "n.txt"), Data("hello world".utf8))
+        XCTAssertEqual(try d.store.journalEntries(), [])
+        XCTAssertEqual(d.state(of: ItemIdentifier("/n.txt")), "materialized")
+        // Exclusive create of an existing name fails.
+        do { _ = try await d.create(.rootContainer, "n.txt", exclusive: true); XCTFail() }
+        catch let e as ProviderError { XCTAssertEqual(e.kind, .exists) }
+    }
+
+    func testARemoteChangeUnderALocalEditMakesAConflictCopyAndKeepsTheRemote() async throws {
+        let f = try LocalFixture()
+        try f.write("doc.txt", Data("original".utf8))
+        let d = try f.makeDomain()
+        _ = try await d.children(of: .rootContainer)
+        let (h, _) = try await d.openFile(ItemIdentifier("/doc.txt"), write: true, truncate: false)
+        try write(d, h, 0, Data("LOCAL!!!".utf8))
+        try f.write("doc.txt", Data("remote edit".utf8)) // someone else saved meanwhile
+        d.closeFile(h)
+        try await d.waitForUpload(ItemIdentifier("/doc.txt"))
+        XCTAssertEqual(served(f, "doc.txt"), Data("remote edit".utf8), "the remote version must keep its name")
+        let names = try FileManager.default.contentsOfDirectory(atPath: f.served.path)
+        let copy = names.first { $0.hasPrefix("doc (conflict ") && $0.hasSuffix(").txt") }
+        XCTAssertNotNil(copy, "no conflict copy in \(names)")
+        if let copy { XCTAssertEqual(served(f, copy), Data("LOCAL!!!".utf8)) }
+        XCTAssertEqual(try d.store.journalEntries(), [])
+    }
+
+    func testDirtyContentSurvivesACrashAndIsUploadedByTheNextMount() async throws {
+        let f = try LocalFixture()
+        let payload = randomData(3 << 20, seed: 9)
+        do {
+            let d = try f.makeDomain()
+            _ = try await d.connect()
+            let (_, h) = try await d.create(.rootContainer, "big.bin", exclusive: true)
+            try write(d, h, 0, payload)
+            // No close: the process dies here. The journal row and cache file remain.
+            _ = h
+        }
+        XCTAssertNil(served(f, "big.bin"))
+        let d2 = try f.makeDomain()
+        _ = try await d2.connect()
+        d2.resumeUploads()
+        try await d2.waitForUpload(ItemIdentifier("/big.bin"))
+        XCTAssertEqual(served(f, "big.bin"), payload)
+        // Dirty content is never evicted, uploaded content is.
+        XCTAssertEqual(try d2.store.journalEntries(), [])
+    }
+
+    func testRenameUploadsPendingChangesFirstThenMoves() async throws {
+        let f = try LocalFixture()
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        _ = try await d.makeFolder(.rootContainer, "dir")
+        let (_, h) = try await d.create(ItemIdentifier("/dir"), ".tmp-save", exclusive: true)
+        try write(d, h, 0, Data("saved by rename".utf8))
+        d.closeFile(h)
+        _ = try await d.rename(ItemIdentifier("/dir"), ".tmp-save", to: .rootContainer, "final.txt", noReplace: false)
+        XCTAssertEqual(served(f, "final.txt"), Data("saved by rename".utf8))
+        XCTAssertNil(served(f, "dir/.tmp-save"))
+        XCTAssertEqual(d.cachedItem(ItemIdentifier("/final.txt"))?.size, 15)
+        XCTAssertNil(d.cachedItem(ItemIdentifier("/dir/.tmp-save")))
+        // A folder rename carries its content.
+        _ = try await d.rename(.rootContainer, "dir", to: .rootContainer, "dir2", noReplace: false)
+        var isDir: ObjCBool = false
+        XCTAssertTrue(FileManager.default.fileExists(atPath: f.served.appendingPathComponent("dir2").path, isDirectory: &isDir) && isDir.boolValue)
+        do { _ = try await d.rename(.rootContainer, "final.txt", to: .rootContainer, "dir2", noReplace: false); XCTFail() }
+        catch let e as ProviderError { XCTAssertEqual(e.kind, .isAFolder) } // rename(2): EISDIR
+    }
+
+    func testDeletingANeverUploadedFileTouchesNothingRemote() async throws {
+        let f = try LocalFixture()
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        let (_, h) = try await d.create(.rootContainer, "scratch", exclusive: true)
+        try write(d, h, 0, Data("x".utf8))
+        try await d.remove(.rootContainer, "scratch")
+        d.closeFile(h)
+        try await Task.sleep(nanoseconds: 100_000_000)
+        XCTAssertNil(served(f, "scratch"))
+        XCTAssertEqual(try d.store.journalEntries(), [])
+        let left = try await d.children(of: .rootContainer).map(\.name)
+        XCTAssertEqual(left, [])
+    }
+
+    func testRmdirRefusesANonEmptyFolderAndTruncateKeepsThePrefix() async throws {
+        let f = try LocalFixture()
+        try f.write("full/x", Data("x".utf8))
+        try f.write("t.bin", randomData(100_000))
+        let d = try f.makeDomain()
+        _ = try await d.children(of: .rootContainer)
+        do { try await d.removeFolder(.rootContainer, "full"); XCTFail() }
+        catch let e as ProviderError { XCTAssertEqual(e.kind, .notEmpty) }
+        _ = try await d.setSize(ItemIdentifier("/t.bin"), 1000, handle: nil)
+        try await d.waitForUpload(ItemIdentifier("/t.bin"))
+        XCTAssertEqual(served(f, "t.bin"), randomData(100_000).prefix(1000))
+    }
+
+    func testConflictNames() {
+        let date = Date(timeIntervalSince1970: 0)
+        let name = Domain.conflictNameForTests("report.final.txt", date: date)
+        XCTAssertTrue(name.hasPrefix("report.final (conflict "), name)
+        XCTAssertTrue(name.hasSuffix(").txt"), name)
+        XCTAssertTrue(Domain.conflictNameForTests(".bashrc", date: date).hasPrefix(".bashrc (conflict "))
+        XCTAssertTrue(Domain.conflictNameForTests("Makefile", date: date).hasSuffix(")"))
+    }
+}

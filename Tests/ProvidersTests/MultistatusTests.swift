@@ -1,0 +1,218 @@
+import Foundation
+import XCTest
+@testable import Providers
+import FavFSCore
+
+/// The multistatus parser on bodies in the shapes real servers send.
+final class MultistatusTests: XCTestCase {
+    private func parse(_ xml: String) throws -> [DAVResource] { try Multistatus.parse(Data(xml.utf8)) }
+
+    func testApacheShapeWithLp1PrefixesAnd404Propstat() throws {
+        let xml = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <D:multistatus xmlns:D="DAV:" xmlns:ns0="DAV:">
+        <D:response xmlns:lp1="DAV:" xmlns:lp2="http://apache.org/dav/props/">
+        <D:href>/files/</D:href>
+        <D:propstat>
+        <D:prop>
+        <lp1:resourcetype><D:collection/></lp1:resourcetype>
+        <lp1:getlastmodified>Sun, 06 Nov 1994 08:49:37 GMT</lp1:getlastmodified>
+        <lp1:getetag>"1000-5f1a2b3c4d5e6"</lp1:getetag>
+        </D:prop>
+        <D:status>HTTP/1.1 200 OK</D:status>
+        </D:propstat>
+        <D:propstat>
+        <D:prop>
+        <D:getcontentlength/>
+        </D:prop>
+        <D:status>HTTP/1.1 404 Not Found</D:status>
+        </D:propstat>
+        </D:response>
+        <D:response xmlns:lp1="DAV:" xmlns:lp2="http://apache.org/dav/props/">
+        <D:href>/files/a%20b%23c.txt</D:href>
+        <D:propstat>
+        <D:prop>
+        <lp1:resourcetype/>
+        <lp1:getcontentlength>1234</lp1:getcontentlength>
+        <lp1:getlastmodified>Sun, 06 Nov 1994 08:49:37 GMT</lp1:getlastmodified>
+        <lp1:getetag>"4d2-5f1a2b3c4d5e6"</lp1:getetag>
+        <lp2:executable>F</lp2:executable>
+        </D:prop>
+        <D:status>HTTP/1.1 200 OK</D:status>
+        </D:propstat>
+        </D:response>
+        </D:multistatus>
+        """
+        let r = try parse(xml)
+        XCTAssertEqual(r.count, 2)
+        XCTAssertEqual(r[0].href, "/files/")
+        XCTAssertTrue(r[0].isCollection)
+        XCTAssertNil(r[0].contentLength)
+        XCTAssertEqual(r[0].etag, "\"1000-5f1a2b3c4d5e6\"")
+        XCTAssertEqual(r[1].href, "/files/a%20b%23c.txt")
+        XCTAssertFalse(r[1].isCollection)
+        XCTAssertEqual(r[1].contentLength, 1234)
+        XCTAssertEqual(r[1].lastModified.flatMap(HTTPDate.parse), 784_111_777)
+    }
+
+    func testDefaultNamespaceAndAbsoluteURLHrefs() throws {
+        let xml = """
+        <?xml version="1.0"?>
+        <multistatus xmlns="DAV:">
+          <response>
+            <href>https://dav.example.com:8443/remote.php/dav/files/u/</href>
+            <propstat><prop><resourcetype><collection/></resourcetype><getetag>W/"abc"</getetag></prop>
+              <status>HTTP/1.1 200 OK</status></propstat>
+          </response>
+          <response>
+            <href>https://dav.example.com:8443/remote.php/dav/files/u/%C3%BCn%C3%AFc%C3%B6d%C3%A9%20%E2%98%83</href>
+            <propstat><prop><resourcetype/><getcontentlength>7</getcontentlength></prop><status>HTTP/1.1 200 OK</status></propstat>
+            <propstat><prop><getetag/></prop><status>HTTP/1.1 404 Not Found</status></propstat>
+          </response>
+        </multistatus>
+        """
+        let r = try parse(xml)
+        XCTAssertEqual(r.count, 2)
+        XCTAssertTrue(r[0].isCollection)
+        XCTAssertEqual(r[0].etag, "W/\"abc\"")
+        XCTAssertEqual(r[1].contentLength, 7)
+        XCTAssertNil(r[1].etag)
+        let paths = WebDAVPaths(baseURL: "https://dav.example.com:8443/remote.php/dav/files/u/")
+        XCTAssertEqual(paths.relation(ofHref: r[0].href, to: .rootContainer), .itself)
+        XCTAssertEqual(paths.relation(ofHref: r[1].href, to: .rootContainer), .child(name: "ünïcödé ☃"))
+    }
+
+    func testOtherPrefixesAndForeignNamespacesAreIgnored() throws {
+        let xml = """
+        <d:multistatus xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:x="urn:other">
+        <d:response><d:href>/dav/f.txt</d:href>
+        <d:propstat><d:prop>
+          <x:getetag>"not-this-one"</x:getetag>
+          <oc:size>99</oc:size>
+          <d:getetag>"right"</d:getetag>
+          <x:resourcetype><x:collection/></x:resourcetype>
+          <d:resourcetype/>
+        </d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>
+        </d:response>
+        </d:multistatus>
+        """
+        let r = try parse(xml)
+        XCTAssertEqual(r.count, 1)
+        XCTAssertEqual(r[0].etag, "\"right\"")
+        XCTAssertFalse(r[0].isCollection)
+    }
+
+    func testQuotaPropertiesAndResponseLevelStatus() throws {
+        let xml = """
+        <D:multistatus xmlns:D="DAV:">
+        <D:response><D:href>/files/</D:href>
+        <D:propstat><D:prop><D:quota-available-bytes>1000</D:quota-available-bytes><D:quota-used-bytes>24</D:quota-used-bytes></D:prop>
+        <D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>
+        <D:response><D:href>/files/gone</D:href><D:status>HTTP/1.1 404 Not Found</D:status></D:response>
+        </D:multistatus>
+        """
+        let r = try parse(xml)
+        XCTAssertEqual(r[0].quotaAvailableBytes, 1000)
+        XCTAssertEqual(r[0].quotaUsedBytes, 24)
+        XCTAssertEqual(r[1].status, 404)
+    }
+
+    func testEscapedXMLEntitiesInHref() throws {
+        let xml = #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/files/a&amp;b%3Bc</D:href></D:response></D:multistatus>"#
+        let r = try parse(xml)
+        XCTAssertEqual(WebDAVPaths(baseURL: "http://h/files/").relation(ofHref: r[0].href, to: .rootContainer), .child(name: "a&b;c"))
+    }
+
+    func testMalformedBodiesAreErrors() {
+        XCTAssertThrowsError(try parse(#"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/x</D:href></D:multistatus>"#)) { e in
+            XCTAssertTrue("\(e)".contains("malformed XML"), "\(e)")
+        }
+        XCTAssertThrowsError(try parse("<html><body>Login</body></html>")) { e in
+            XCTAssertTrue("\(e)".contains("multistatus"), "\(e)")
+        }
+        XCTAssertThrowsError(try parse(#"<D:multistatus xmlns:D="DAV:"><D:response><D:propstat/></D:response></D:multistatus>"#)) { e in
+            XCTAssertTrue("\(e)".contains("without an href"), "\(e)")
+        }
+        XCTAssertThrowsError(try parse(""))
+    }
+}
+
+/// URL encoding, href matching and HTTP dates.
+final class WebDAVPathsTests: XCTestCase {
+    func testStrictEncoding() {
+        XCTAssertEqual(WebDAVPaths.encode("aZ09-._~"), "aZ09-._~")
+        XCTAssertEqual(WebDAVPaths.encode("a b#?%+'&;:=@,\t"), "a%20b%23%3F%25%2B%27%26%3B%3A%3D%40%2C%09")
+        XCTAssertEqual(WebDAVPaths.encode("ü☃"), "%C3%BC%E2%98%83")
+        let p = WebDAVPaths(baseURL: "http://h:1/files")
+        XCTAssertEqual(p.url(for: .rootContainer, isFolder: true), "http://h:1/files/")
+        XCTAssertEqual(p.url(for: ItemIdentifier("/a b/c?d"), isFolder: false), "http://h:1/files/a%20b/c%3Fd")
+        XCTAssertEqual(p.url(for: ItemIdentifier("/a b"), isFolder: true), "http://h:1/files/a%20b/")
+    }
+
+    func testHrefRelations() {
+        let p = WebDAVPaths(baseURL: "http://h:1/files/")
+        let folder = ItemIdentifier("/x y")
+        XCTAssertEqual(p.relation(ofHref: "/files/x%20y", to: folder), .itself)
+        XCTAssertEqual(p.relation(ofHref: "/files/x%20y/", to: folder), .itself)
+        XCTAssertEqual(p.relation(ofHref: "http://h:1/files/x%20y/z+1", to: folder), .child(name: "z+1"))
+        XCTAssertEqual(p.relation(ofHref: "/files/x%20y/a%2Fb", to: folder), .child(name: "a/b"))
+        XCTAssertEqual(p.relation(ofHref: "/files/x%20y/a/b", to: folder), .unrelated)
+        XCTAssertEqual(p.relation(ofHref: "/other/x%20y/a", to: folder), .unrelated)
+        XCTAssertEqual(p.relation(ofHref: "/files/x%20y/%ZZ", to: folder), .unrelated)
+    }
+
+    func testHTTPDates() {
+        XCTAssertEqual(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT"), 784_111_777)
+        XCTAssertEqual(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT"), 784_111_777)
+        XCTAssertEqual(HTTPDate.parse("Sun Nov  6 08:49:37 1994"), 784_111_777)
+        XCTAssertEqual(HTTPDate.parse("Thu, 01 Jan 1970 00:00:00 GMT"), 0)
+        XCTAssertEqual(HTTPDate.parse("Thu, 29 Feb 2024 12:00:00 GMT"), 1_709_208_000)
+        XCTAssertNil(HTTPDate.parse("yesterday"))
+        XCTAssertNil(HTTPDate.parse("Sun, 06 Foo 1994 08:49:37 GMT"))
+    }
+}
+
+/// Turning a parsed Depth 1 listing into a page.
+final class WebDAVListingTests: XCTestCase {
+    func testUnservableNamesAreSkippedAndReported() throws {
+        let long = String(repeating: "x", count: 256)
+        let xml = """
+        <D:multistatus xmlns:D="DAV:">
+        <D:response><D:href>/files/dir/</D:href><D:propstat><D:prop><D:resourcetype><D:collection/></D:resourcetype></D:prop>
+          <D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>
+        <D:response><D:href>/files/dir/ok%20name</D:href><D:propstat><D:prop><D:resourcetype/><D:getcontentlength>3</D:getcontentlength>
+          <D:getetag>"e1"</D:getetag><D:getlastmodified>Thu, 01 Jan 1970 00:01:00 GMT</D:getlastmodified></D:prop>
+          <D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>
+        <D:response><D:href>/files/dir/sub/</D:href><D:propstat><D:prop><D:resourcetype><D:collection/></D:resourcetype></D:prop>
+          <D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>
+        <D:response><D:href>/files/dir/a%2Fb</D:href></D:response>
+        <D:response><D:href>/files/dir/%2E%2E</D:href></D:response>
+        <D:response><D:href>/files/dir/nul%00</D:href></D:response>
+        <D:response><D:href>/files/dir/\(long)</D:href></D:response>
+        <D:response><D:href>/files/dir/sub/deeper</D:href></D:response>
+        <D:response><D:href>/elsewhere/x</D:href></D:response>
+        </D:multistatus>
+        """
+        let resources = try Multistatus.parse(Data(xml.utf8))
+        let folder = ItemIdentifier("/dir")
+        let page = try WebDAVListing.page(from: resources, folder: folder, paths: WebDAVPaths(baseURL: "http://h/files/"),
+                                          errors: WebDAVErrors(remote: "dav://h/files"))
+        XCTAssertEqual(page.items, [
+            Item(identifier: ItemIdentifier("/dir/ok name"), kind: .file, size: 3, modified: 60, version: "\"e1\""),
+            Item(identifier: ItemIdentifier("/dir/sub"), kind: .folder),
+        ])
+        XCTAssertEqual(page.skipped.map(\.problem), [.slash, .dot, .nul, .tooLong])
+        XCTAssertEqual(page.skipped.first?.name, "a/b")
+        XCTAssertNil(page.nextPage)
+    }
+
+    func testAFileListedAsTheFolderIsNotAFolder() throws {
+        let xml = #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/files/f</D:href><D:propstat><D:prop><D:resourcetype/></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response></D:multistatus>"#
+        XCTAssertThrowsError(try WebDAVListing.page(from: try Multistatus.parse(Data(xml.utf8)), folder: ItemIdentifier("/f"),
+                                                    paths: WebDAVPaths(baseURL: "http://h/files/"),
+                                                    errors: WebDAVErrors(remote: "dav://h/files"))) { e in
+            XCTAssertEqual((e as? ProviderError)?.kind, .notAFolder)
+            XCTAssertEqual((e as? ProviderError)?.path, "/f")
+        }
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class ProvidersTestsPlaceholder: XCTestCase { func testNothing() {} }
