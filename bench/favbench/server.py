@@ -99,6 +99,8 @@ Alias /files "{self.files_dir}"
         # so generating it once and reusing it needs no recursive chown of 100k files.
         os.chown(os.path.join(self.root, "lock"), www.pw_uid, www.pw_gid)
         os.chmod(self.root, 0o755)
+        # One run's requests only, so the log can be read to see what a tool asked for.
+        open(os.path.join(self.root, "access.log"), "w").close()
         pid = os.path.join(self.root, "httpd.pid")
         if os.path.exists(pid):
             os.unlink(pid)
