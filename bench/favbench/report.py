@@ -76,6 +76,12 @@ def markdown(rows):
     return "\n".join(out)
 
 
+def _gist(error):
+    """The command that failed and the last thing it said (the tool's own message)."""
+    lines = [l for l in (error or "").splitlines() if l.strip()]
+    return " — ".join(lines[:1] + lines[-1:]) if len(lines) > 1 else (lines[0] if lines else "")
+
+
 def machine():
     mem_kib = 0
     with open("/proc/meminfo") as f:
@@ -112,7 +118,7 @@ def write(results_dir, meta, records, stamp):
     md += [f"- `{r['name']}`: {r['note']}" for r in records]
     errs = [(r["name"], t, e) for r in records for t, e in r["errors"].items()]
     if errs:
-        md += ["", "## Failures", ""] + [f"- `{n}` {t}: {e.splitlines()[0] if e else ''}" for n, t, e in errs]
+        md += ["", "## Failures", ""] + [f"- `{n}` {t}: {_gist(e)}" for n, t, e in errs]
     mdpath = os.path.join(results_dir, "latest.md")
     with open(mdpath, "w") as f:
         f.write("\n".join(md) + "\n")
