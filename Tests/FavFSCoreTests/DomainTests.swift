@@ -16,7 +16,7 @@ final class DomainTests: XCTestCase {
         // A new remote file is not seen while the listing is fresh...
         try f.write("c.txt", Data())
         _ = try await d.children(of: .rootContainer)
-        XCTAssertEqual(f.provider.enumerations, 1)
+        XCTAssertEqual(f.provider.enumerations(of: .rootContainer), 1)
         do { _ = try await d.lookup(.rootContainer, "c.txt"); XCTFail("fresh listing must answer ENOENT") }
         catch let e as ProviderError { XCTAssertEqual(e.kind, .notFound) }
     }
@@ -51,6 +51,7 @@ final class DomainTests: XCTestCase {
             _ = try await d.children(of: ItemIdentifier("/x/y"))
         }
         // A new Domain over the same cache answers from the store without enumerating.
+        try await Task.sleep(nanoseconds: 100_000_000) // background subfolder listings settle
         let before = f.provider.enumerations
         let d2 = try f.makeDomain()
         let z = try await d2.lookup(ItemIdentifier("/x/y"), "z.txt")
@@ -94,6 +95,39 @@ final class DomainTests: XCTestCase {
         XCTAssertEqual(out, data)
         // Read-ahead means far fewer provider reads than 128 KiB reader calls (48).
         XCTAssertLessThan(f.provider.reads.count, 24)
+        d.closeFile(h)
+    }
+
+    func testListingAFolderListsItsSubfoldersInTheBackground() async throws {
+        let f = try LocalFixture()
+        for i in 0..<5 { try f.write("d\(i)/x.txt", Data("x".utf8)) }
+        let d = try f.makeDomain()
+        _ = try await d.children(of: .rootContainer)
+        for _ in 0..<100 where f.provider.enumerations < 6 { try await Task.sleep(nanoseconds: 10_000_000) }
+        XCTAssertEqual(f.provider.enumerations, 6, "root and its 5 subfolders")
+        // An opendir now is served from placeholders.
+        let names = try await d.children(of: ItemIdentifier("/d3")).map(\.name)
+        XCTAssertEqual(names, ["x.txt"])
+        XCTAssertEqual(f.provider.enumerations(of: ItemIdentifier("/d3")), 1)
+    }
+
+    func testSustainedRandomReadsFetchTheWholeFileInTheBackground() async throws {
+        let f = try LocalFixture()
+        let data = randomData(16 << 20, seed: 3)
+        try f.write("r.bin", data)
+        let d = try f.makeDomain()
+        _ = try await d.children(of: .rootContainer)
+        let (h, _) = try d.openFile(ItemIdentifier("/r.bin"))
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<40 {
+            let off = Int64.random(in: 0..<(16 << 20) - 4096, using: &rng)
+            let r = try await d.read(handle: h, offset: off, size: 4096)
+            XCTAssertEqual(bytes(r), data.subdata(in: Int(off)..<Int(off) + 4096))
+        }
+        for _ in 0..<300 where d.state(of: ItemIdentifier("/r.bin")) != "materialized" {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        XCTAssertEqual(d.state(of: ItemIdentifier("/r.bin")), "materialized")
         d.closeFile(h)
     }
 

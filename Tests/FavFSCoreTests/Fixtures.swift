@@ -42,17 +42,18 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     let inner: any Provider
     private let lock = NSLock()
     private var _reads: [(String, Range<Int64>)] = []
-    private var _enumerations = 0
+    private var _enumerated: [ItemIdentifier] = []
     var delay: UInt64 = 0
 
     init(_ inner: any Provider) { self.inner = inner }
     var remoteDescription: String { inner.remoteDescription }
     var capabilities: ProviderCapabilities { inner.capabilities }
     var reads: [(String, Range<Int64>)] { lock.withLock { _reads } }
-    var enumerations: Int { lock.withLock { _enumerations } }
+    var enumerations: Int { lock.withLock { _enumerated.count } }
+    func enumerations(of folder: ItemIdentifier) -> Int { lock.withLock { _enumerated.filter { $0 == folder }.count } }
 
     func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage {
-        lock.withLock { _enumerations += 1 }
+        lock.withLock { _enumerated.append(folder) }
         return try await inner.enumerateItems(in: folder, page: page)
     }
     func item(for identifier: ItemIdentifier) async throws -> Item { try await inner.item(for: identifier) }

@@ -91,6 +91,9 @@ public final class ContentCache: @unchecked Sendable {
         return e
     }
 
+    /// Keeps an entry's file open for background work; balance with `release(_, asHandle: false)`.
+    func hold(_ e: ContentEntry) { e.withLock { e.users += 1 } }
+
     /// Gives back what `retain` took; the file closes when nothing uses it.
     func release(_ e: ContentEntry, asHandle: Bool) {
         lock.lock(); defer { lock.unlock() }

@@ -105,9 +105,11 @@ public final class Domain: @unchecked Sendable {
         throw error(.notFound, parent.child(name), "no such item")
     }
 
-    /// The children of a folder, in name order.
+    /// The children of a folder, in name order (a readdir: its subfolders are listed next).
     public func children(of folder: ItemIdentifier) async throws -> [Item] {
-        try await folderState(folder).items
+        let state = try await folderState(folder)
+        prefetchSubfolders(of: state)
+        return state.items
     }
 
     /// A folder's listing: served from placeholders when there are any (revalidated in the
@@ -131,7 +133,7 @@ public final class Domain: @unchecked Sendable {
     }
 
     /// Starts (lock held) an enumeration of `folder` that replaces its placeholders.
-    private func startRefresh(_ folder: ItemIdentifier) -> Task<FolderState, Error> {
+    func startRefresh(_ folder: ItemIdentifier) -> Task<FolderState, Error> {
         let t = Task { [self] in
             defer { lock.withLock { refreshes[folder] = nil } }
             do {
@@ -153,7 +155,9 @@ public final class Domain: @unchecked Sendable {
     }
 
     private func enumerate(_ folder: ItemIdentifier) async throws -> FolderState {
+        let started = Date()
         var items = try await provider.enumerateAll(in: folder)
+        let fetched = Date()
         // Local changes not yet uploaded win over what the remote lists (or does not list yet).
         let local: [Item] = lock.withLock {
             dirty.keys.filter { $0.parent == folder }.compactMap { loadedState(folder)?.children[$0.name] }
@@ -171,6 +175,7 @@ public final class Domain: @unchecked Sendable {
             throw self.error(.localIO, folder, "cannot save placeholders: \(error)")
         }
         let state = FolderState(items: items, listedAt: listedAt)
+        log.debug("listed \(folder): \(items.count) items, fetched in \(Int(fetched.timeIntervalSince(started) * 1000)) ms, stored in \(Int(Date().timeIntervalSince(fetched) * 1000)) ms")
         lock.withLock {
             // Child folders that vanished or changed kind: forget their loaded listings.
             if let old = folders[folder] {
@@ -244,7 +249,7 @@ public final class Domain: @unchecked Sendable {
         let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
         if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
         guard f.entry.isPresent(r) else { return nil }
-        if let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: content.chunkSize * 8) {
+        if let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead) {
             let entry = f.entry, item = f.item, provider = provider, content = content
             Task { try? await content.provide(entry, item: item, range: prefetch.lowerBound..<prefetch.lowerBound,
                                               prefetch: prefetch, provider: provider) }
@@ -258,7 +263,8 @@ public final class Domain: @unchecked Sendable {
         let f = try openFile(handle: handle)
         let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
         if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
-        let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: content.chunkSize * 8)
+        let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead)
+        if f.wantsFill() { startFill(f) }
         do {
             try await content.provide(f.entry, item: f.item, range: r, prefetch: prefetch, provider: provider)
         } catch let e as ProviderError where e.kind == .versionChanged {

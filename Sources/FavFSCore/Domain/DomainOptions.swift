@@ -5,8 +5,14 @@ public struct DomainOptions: Sendable {
     public var dirCacheTime: Double = 60
     /// Bytes of content kept on disk at most (LRU eviction beyond).
     public var cacheLimit: Int64 = 10 << 30
-    /// The read-ahead window of a sequential reader grows up to this.
-    public var maxReadAhead: Int64 = 64 << 20
+    /// The read-ahead window of a sequential reader starts at this and doubles while the reader
+    /// keeps up, up to `maxReadAhead` (fetched as parallel requests of the cache's request size).
+    public var minReadAhead: Int64 = 4 << 20
+    public var maxReadAhead: Int64 = 32 << 20
+    /// Listing a folder also lists up to this many of its never-listed subfolders in the
+    /// background (`find` and file managers descend next), this many at a time.
+    public var prefetchSubfolders = 32
+    public var prefetchConcurrency = 4
     /// After a failed background revalidation, wait this long before trying that folder again.
     public var retryAfterFailure: Double = 5
     /// Refuse every change (EROFS), even where the provider could write.

@@ -12,6 +12,12 @@ final class OpenFile: @unchecked Sendable {
     private var lastEnd: Int64 = 0
     private var window: Int64 = 0
     private var prefetchedTo: Int64 = 0
+    private var randomReads = 0
+    private var fillRequested = false
+
+    /// After this many reads that were not sequential, the reader is a random reader of the
+    /// whole file: fetching all of it in the background beats a round trip per read.
+    static let randomReadsBeforeFill = 32
 
     init(item: Item, entry: ContentEntry, writable: Bool = false) {
         self.item = item; self.entry = entry; self.writable = writable
@@ -28,6 +34,7 @@ final class OpenFile: @unchecked Sendable {
         } else {
             window = 0
             prefetchedTo = 0
+            randomReads += 1
         }
         lastEnd = max(r.upperBound, sequential ? lastEnd : 0)
         guard window > 0 else { return nil }
@@ -38,5 +45,13 @@ final class OpenFile: @unchecked Sendable {
         guard from < to else { return nil }
         prefetchedTo = to
         return from..<to
+    }
+
+    /// True once, when this handle's random reads call for fetching the whole file.
+    func wantsFill() -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        guard !fillRequested, randomReads >= Self.randomReadsBeforeFill else { return false }
+        fillRequested = true
+        return true
     }
 }

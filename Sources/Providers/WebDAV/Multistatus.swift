@@ -26,7 +26,9 @@ struct MultistatusError: Error, Sendable, CustomStringConvertible {
 enum Multistatus {
     static func parse(_ data: Data) throws(MultistatusError) -> [DAVResource] {
         let delegate = MultistatusDelegate()
-        let parser = XMLParser(data: data)
+        // A stream, not XMLParser(data:): that pushes the whole body to libxml2 as one chunk,
+        // and a 40 MB listing (100,000 entries) trips its huge-input limit.
+        let parser = XMLParser(stream: InputStream(data: data))
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
         parser.delegate = delegate

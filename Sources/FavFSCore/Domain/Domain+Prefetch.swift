@@ -1,0 +1,56 @@
+import Foundation
+
+/// Work done ahead of the user: listing the subfolders of a folder just read, and fetching the
+/// whole of a file read at random.
+extension Domain {
+    /// Lists never-listed subfolders of `state` in the background, a few at a time. Each
+    /// listing is shared with an opendir that comes meanwhile.
+    func prefetchSubfolders(of state: FolderState) {
+        guard options.prefetchSubfolders > 0 else { return }
+        let candidates: [ItemIdentifier] = lock.withLock {
+            state.items.lazy.filter { $0.kind == .folder }
+                .map(\.identifier)
+                .filter { self.refreshes[$0] == nil && self.loadedState($0)?.listedAt == nil }
+                .prefix(options.prefetchSubfolders).map { $0 }
+        }
+        guard !candidates.isEmpty else { return }
+        let limit = options.prefetchConcurrency
+        Task(priority: .utility) { [self] in
+            await withTaskGroup(of: Void.self) { group in
+                var running = 0
+                for child in candidates {
+                    if running >= limit { await group.next(); running -= 1 }
+                    let task: Task<FolderState, Error>? = lock.withLock {
+                        if let t = refreshes[child] { return t }
+                        if loadedState(child)?.listedAt != nil { return nil }
+                        return startRefresh(child)
+                    }
+                    guard let task else { continue }
+                    group.addTask { _ = try? await task.value }
+                    running += 1
+                }
+            }
+        }
+    }
+
+    /// Fetches a whole file in the background, in order, one request at a time so that the
+    /// reader's own requests still find free connections. Only files that fit the cache twice.
+    func startFill(_ f: OpenFile) {
+        let size = f.entry.withLock { f.entry.size }
+        guard size <= content.limit / 2 else { return }
+        let entry = f.entry, item = f.item, provider = provider, content = content
+        let step = content.maxRequestSize * 2
+        content.hold(entry)
+        log.debug("random reads on \(item.identifier): fetching all \(size) bytes in the background")
+        Task(priority: .utility) {
+            defer { content.release(entry, asHandle: false) }
+            var offset: Int64 = 0
+            while offset < size {
+                let r = offset..<min(offset + step, size)
+                do { try await content.provide(entry, item: item, range: r, prefetch: nil, provider: provider) }
+                catch { return }
+                offset = r.upperBound
+            }
+        }
+    }
+}
