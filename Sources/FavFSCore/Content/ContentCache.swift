@@ -21,7 +21,7 @@ public final class ContentCache: @unchecked Sendable {
     private var nextFile: Int64
 
     public init(directory: URL, store: PlaceholderStore, limit: Int64,
-                chunkSize: Int64 = 128 << 10, maxRequestSize: Int64 = 4 << 20) throws {
+                chunkSize: Int64 = 128 << 10, maxRequestSize: Int64 = 2 << 20) throws {
         self.directory = directory
         self.store = store
         self.limit = limit
