@@ -70,7 +70,7 @@ final class LocalEndToEndTests: XCTestCase {
 
     func testReadOnly() throws {
         let (m, tree) = try makeMount()
-        try m.mountOrThrow()
+        try m.mountOrThrow(extraArgs: ["--read-only"])
         try SharedChecks.readOnly(mount: m.path, server: tree.path)
     }
 }

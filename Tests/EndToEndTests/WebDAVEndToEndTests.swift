@@ -150,7 +150,7 @@ final class WebDAVEndToEndTests: XCTestCase {
     // 6.
     func testReadOnly() throws {
         let (m, s) = try makeMount()
-        try m.mountOrThrow()
+        try m.mountOrThrow(extraArgs: ["--read-only"])
         try SharedChecks.readOnly(mount: m.path, server: s.documentRoot.path)
     }
 }
