@@ -127,10 +127,20 @@ final class WebDAVEndToEndTests: XCTestCase {
         let m2 = try MountedFavFS(remote: s.davURL, cacheDir: m.cacheDir)
         mounts.append(m2)
         try m2.mountOrThrow()
+        let listStart = Date()
         let second = try Tree.listing(m2.path, timeout: 120)
+        XCTAssertLessThan(Date().timeIntervalSince(listStart), 30, "listing the whole tree from placeholders with the server down")
         XCTAssertEqual(Set(second.keys), Set(first.keys), "paths listed with the server down differ")
         let sizeDiffs = first.filter { $0.value.kind == "f" && second[$0.key]?.size != $0.value.size }.map(\.key).sorted()
         XCTAssertEqual(Array(sizeDiffs.prefix(20)), [], "sizes differ with the server down")
+        let kindOrTimeDiffs = first.filter { second[$0.key]?.kind != $0.value.kind
+            || ($0.value.kind == "f" && second[$0.key]?.mtime != $0.value.mtime) }.map(\.key).sorted()
+        XCTAssertEqual(Array(kindOrTimeDiffs.prefix(20)), [], "kinds or mtimes differ with the server down")
+        let old = TreeGenerator.oldFiles[0]
+        let st = try TimedProcess.sh("stat -c '%s %Y' \(shq(m2.path + "/" + old.path)) \(shq(m2.path + "/" + TreeGenerator.bigFile))", timeout: 30)
+        let oldSize = try Data(contentsOf: s.documentRoot.appendingPathComponent(old.path)).count
+        XCTAssertEqual(st.stdout, "\(oldSize) \(old.mtime)\n\(TreeGenerator.bigFileSize) \(first[TreeGenerator.bigFile]?.mtime ?? -1)\n",
+                       "stat with the server down: \(st)")
 
         // Content never fetched: the read fails (EIO) rather than hanging.
         let never = m2.path + "/many/" + TreeGenerator.smallFileName(4_321)
