@@ -163,4 +163,19 @@ final class WebDAVEndToEndTests: XCTestCase {
         try m.mountOrThrow(extraArgs: ["--read-only"])
         try SharedChecks.readOnly(mount: m.path, server: s.documentRoot.path)
     }
+
+    func testCacheSizeLimit() throws {
+        let (m, s) = try makeMount()
+        try SharedChecks.cacheSizeLimit(m, server: s.documentRoot.path)
+    }
+
+    func testRemoteChangesAppear() throws {
+        let (m, s) = try makeMount()
+        try SharedChecks.remoteChangesAppear(m, server: s.documentRoot.path)
+    }
+
+    func testForeground() throws {
+        let (m, _) = try makeMount()
+        try SharedChecks.foreground(m)
+    }
 }
