@@ -178,4 +178,49 @@ final class WebDAVEndToEndTests: XCTestCase {
         let (m, _) = try makeMount()
         try SharedChecks.foreground(m)
     }
+
+    /// The server stops, then hangs, then comes back, under a live mount: cached content and listings
+    /// keep working, uncached reads fail (EIO) in bounded time instead of hanging, and reads work again after.
+    func testServerGoesAwayWhileMounted() throws {
+        let (m, s) = try makeMount()
+        try m.mountOrThrow()
+        let listing = try Tree.listing(m.path)
+        XCTAssertEqual(listing.count, try Tree.listing(s.documentRoot.path).count)
+        let cached = m.path + "/many/" + TreeGenerator.smallFileName(10)
+        let warm = try TimedProcess.sh("cat \(shq(cached))", timeout: 60)
+        XCTAssertEqual(Data(warm.stdout.utf8), TreeGenerator.smallFileContent(10))
+
+        s.stop()
+        var restarted = false
+        defer { if !restarted { XCTAssertNoThrow(try s.start(), "restarting Apache") } }
+        // Connection refused.
+        let refused = try TimedProcess.sh("cat \(shq(m.path + "/many/" + TreeGenerator.smallFileName(11)))", timeout: 60)
+        XCTAssertNotEqual(refused.status, 0, "uncached read with the server stopped succeeded: \(refused)")
+        XCTAssertLessThan(refused.elapsed, 30, "uncached read with the server stopped: \(refused)")
+        XCTAssertTrue(refused.stderr.contains("Input/output error"), "expected EIO: \(refused.stderr)")
+        let again = try TimedProcess.sh("cat \(shq(cached))", timeout: 30)
+        XCTAssertEqual(Data(again.stdout.utf8), TreeGenerator.smallFileContent(10), "cached content with the server stopped: \(again)")
+        let ls = try TimedProcess.sh("ls \(shq(m.path + "/many")) | wc -l", timeout: 30)
+        XCTAssertEqual(ls.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "\(TreeGenerator.smallFileCount)", "ls with the server stopped: \(ls)")
+        XCTAssertLessThan(ls.elapsed, 10, "ls of a listed folder with the server stopped took \(ls.elapsed) s")
+
+        // A server that accepts and never answers.
+        let hole = try BlackHoleServer(port: s.port)
+        let hung = try TimedProcess.sh("cat \(shq(m.path + "/many/" + TreeGenerator.smallFileName(12)))", timeout: 150)
+        XCTAssertFalse(hung.timedOut, "uncached read against a server that never answers hung for 150 s")
+        XCTAssertNotEqual(hung.status, 0, "uncached read against a server that never answers succeeded: \(hung)")
+        XCTAssertLessThan(hung.elapsed, 90, "uncached read against a server that never answers: \(hung)")
+        XCTAssertTrue(hung.stderr.contains("Input/output error"), "expected EIO: \(hung.stderr)")
+        let lsHung = try TimedProcess.sh("ls \(shq(m.path + "/deep")) > /dev/null", timeout: 60)
+        XCTAssertTrue(lsHung.succeeded, "ls of a listed folder with a hanging server: \(lsHung)")
+        XCTAssertLessThan(lsHung.elapsed, 10, "ls of a listed folder with a hanging server took \(lsHung.elapsed) s")
+        hole.close()
+        print("server gone: refused read failed in \(String(format: "%.1f", refused.elapsed)) s, hanging-server read in \(String(format: "%.1f", hung.elapsed)) s")
+
+        // Back up: reads work again.
+        try s.start()
+        restarted = true
+        let back = try TimedProcess.sh("cat \(shq(m.path + "/many/" + TreeGenerator.smallFileName(13)))", timeout: 60)
+        XCTAssertEqual(Data(back.stdout.utf8), TreeGenerator.smallFileContent(13), "read after the server came back: \(back)")
+    }
 }
