@@ -223,4 +223,26 @@ final class WebDAVEndToEndTests: XCTestCase {
         let back = try TimedProcess.sh("cat \(shq(m.path + "/many/" + TreeGenerator.smallFileName(13)))", timeout: 60)
         XCTAssertEqual(Data(back.stdout.utf8), TreeGenerator.smallFileContent(13), "read after the server came back: \(back)")
     }
+
+    /// Reading the whole 64 MiB file once fetches each byte about once (no re-downloads), with the right bytes.
+    func testSequentialReadFetchesEachByteOnce() throws {
+        let (m, s) = try makeMount()
+        try m.mountOrThrow()
+        let mark = s.accessLogLines().count
+        let started = Date()
+        let mr = try TimedProcess.sh("sha256sum < \(shq(m.path + "/" + TreeGenerator.bigFile))", timeout: 300)
+        let took = Date().timeIntervalSince(started)
+        let sr = try TimedProcess.sh("sha256sum < \(shq(s.documentRoot.path + "/" + TreeGenerator.bigFile))", timeout: 60)
+        XCTAssertTrue(mr.succeeded, "\(mr)")
+        XCTAssertEqual(mr.stdout, sr.stdout, "sha256 of big.bin read sequentially through the mount")
+        let u = try m.unmount()
+        XCTAssertTrue(u.succeeded, "favfs unmount: \(u)")
+        usleep(300_000)
+        let gets = s.accessLogLines().dropFirst(mark).filter { $0.hasPrefix("GET /files/\(TreeGenerator.bigFile) ") }
+        let bytes = gets.reduce(0) { $0 + (Int($1.split(separator: " ").dropFirst(3).first ?? "") ?? 0) }
+        print("sequential read: \(gets.count) GETs, \(bytes) bytes, \(String(format: "%.1f", took)) s")
+        XCTAssertGreaterThanOrEqual(bytes, TreeGenerator.bigFileSize, "fewer bytes fetched than the file holds: \(gets.prefix(10))")
+        XCTAssertLessThanOrEqual(bytes, TreeGenerator.bigFileSize + TreeGenerator.bigFileSize / 10,
+                                 "a sequential read fetched \(bytes) bytes for a 64 MiB file: \(gets.prefix(40))")
+    }
 }
