@@ -244,7 +244,8 @@ public final class ContentCache: @unchecked Sendable {
             done += n
         }
         e.withLock {
-            e.ranges.insert(offset..<offset + Int64(done))
+            // A write past the end leaves a hole of zeros: part of the (local) content too.
+            e.ranges.insert(min(offset, e.size)..<offset + Int64(done))
             e.size = max(e.size, offset + Int64(done))
             e.lastUsed = Date().timeIntervalSince1970
         }

@@ -40,6 +40,7 @@ extension Domain {
             }
             let precondition: UploadPrecondition = journal.isNew ? .mustNotExist
                 : journal.baseVersion.map { .mustMatch($0) } ?? .none
+            log.debug("upload \(id) generation=\(generation) precondition=\(precondition)")
             do {
                 let (fd, length) = try content.openForUpload(id)
                 defer { close(fd) }
@@ -59,6 +60,9 @@ extension Domain {
                 let delay = min(options.maxUploadBackoff, 0.5 * pow(2, Double(min(attempt, 10))))
                 log.warning("upload of \(id) failed (\(e)); retrying in \(delay) s")
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            } catch where lock.withLock({ dirty[id] != nil && dirty[id]!.generation != generation }) {
+                // The file changed under the upload (a truncate made it read short): go again.
+                log.debug("upload of \(id) raced a local change (\(error)); again")
             } catch {
                 // Denied, no space, too large...: the content stays dirty in the cache (nothing is
                 // lost) and is tried again on the next change, fsync or mount.
@@ -79,23 +83,40 @@ extension Domain {
         var item = uploaded
         item.kind = .file
         if item.version == nil, let fresh = try? await provider.item(for: id) { item.version = fresh.version; item.modified = fresh.modified }
-        let clean = lock.withLock { dirty[id]?.generation == generation }
-        if clean {
-            let version = Self.contentVersion(item)
-            do { try store.commitUpload(item, contentVersion: version, removeJournal: true) }
-            catch { log.error("cannot record the upload of \(id): \(error)"); return false }
+        let version = Self.contentVersion(item)
+        // Atomically: the item is clean only if no change came since this upload started; the
+        // placeholder takes the new version in the same step, so a write right after dirties
+        // it with the right base.
+        // Placeholder, content record and dirty state change together, under the lock that
+        // `openFile` reads them under: an open never sees "clean" with the old content version
+        // (it would discard the cache file an upload may still be reading).
+        let state: DirtyState? = lock.withLock {
+            guard let d = dirty[id], d.generation == generation else { return nil }
+            do {
+                // The journal row goes only if it is still the one this upload answered.
+                try store.commitUpload(item, contentVersion: version, journalSince: d.journal.since)
+            } catch {
+                log.error("cannot record the upload of \(id): \(error)")
+                return nil
+            }
             content.setVersion(id, version)
-            let state = lock.withLock { dirty.removeValue(forKey: id) }
-            setPlaceholder(item, persist: false)
-            lock.withLock { openedVersions[id] = nil }
-            if let m = state?.pendingModified, let w = try? writer(id) {
+            if let parent = id.parent, folders[parent]?.children[id.name] != nil {
+                folders[parent]!.children[id.name] = item
+            }
+            openedVersions[id] = nil
+            dirty[id] = nil
+            return d
+        }
+        if let state {
+            if let m = state.pendingModified, let w = try? writer(id) {
                 if let updated = try? await w.setModified(id, to: m) { setPlaceholder(updated) }
             }
-            for waiter in state?.waiters ?? [] { waiter.resume() }
-            log.info("uploaded \(id) (\(item.size) bytes)")
+            for waiter in state.waiters { waiter.resume() }
+            log.info("uploaded \(id) (\(item.size) bytes, version \(item.version ?? "-"))")
             return true
         }
         // Newer local changes: they are now based on the version just uploaded.
+        log.debug("uploaded \(id) but it changed meanwhile: again, based on \(item.version ?? "-")")
         lock.withLock {
             guard dirty[id] != nil else { return }
             dirty[id]!.journal.baseVersion = item.version

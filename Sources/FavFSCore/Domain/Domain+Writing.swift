@@ -45,13 +45,15 @@ extension Domain {
         }
     }
 
-    /// Makes an item dirty: the journal row is written before the change is acknowledged.
-    func markDirty(_ id: ItemIdentifier, base: String?, isNew: Bool) throws {
-        let exists = lock.withLock { () -> Bool in
-            guard dirty[id] != nil else { return false }
+    /// Makes an item dirty: the journal row is written before the change is acknowledged. The
+    /// base version is the placeholder's, read under the same lock as the dirty check: an upload
+    /// committing in between would otherwise leave the new change based on the old version.
+    func markDirty(_ id: ItemIdentifier, isNew: Bool = false) throws {
+        let (exists, base) = lock.withLock { () -> (Bool, String?) in
+            guard dirty[id] != nil else { return (false, isNew ? nil : cachedItemLocked(id)?.version) }
             dirty[id]!.generation += 1
             dirty[id]!.failure = nil
-            return true
+            return (true, nil)
         }
         if exists { return }
         let j = PlaceholderStore.JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Self.now)
@@ -77,7 +79,8 @@ extension Domain {
             return (cachedItem(id) ?? existing, h)
         }
         let item = Item(identifier: id, kind: .file, size: 0, modified: Self.now)
-        try markDirty(id, base: nil, isNew: true)
+        log.debug("create \(id)")
+        try markDirty(id, isNew: true)
         setPlaceholder(item)
         let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: true)
         content.persist(entry)
@@ -99,13 +102,14 @@ extension Domain {
     public func openFile(_ id: ItemIdentifier, write: Bool, truncate: Bool) async throws -> (handle: UInt64, keepCache: Bool) {
         guard write || truncate else { return try openFile(id) }
         _ = try writer(id)
-        guard let item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
+        let (found, wasDirty) = snapshot(id)
+        guard let item = found else { throw error(.notFound, id, "no such item") }
         guard item.kind == .file else { throw error(.isAFolder, id, "not a file") }
-        let wasDirty = isDirty(id)
+        log.debug("open \(id) write=\(write) truncate=\(truncate) dirty=\(wasDirty) version=\(item.version ?? "-") size=\(item.size)")
         let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: wasDirty)
         do {
             if truncate {
-                try markDirty(id, base: item.version, isNew: false)
+                try markDirty(id)
                 try content.setSize(entry, 0)
                 touch(id, size: 0)
             } else if !wasDirty && item.size > 0 {
@@ -124,8 +128,13 @@ extension Domain {
     public func write(handle: UInt64, offset: Int64, _ buffer: UnsafeRawBufferPointer) throws -> Int {
         let f = try openFile(handle: handle)
         guard f.writable else { throw error(.denied, f.entry.id, "not open for writing") }
-        let id = f.entry.withLock { f.entry.id }
-        try markDirty(id, base: f.item.version, isNew: false)
+        let (id, deleted) = f.entry.withLock { (f.entry.id, f.entry.stale) }
+        // Writes to a deleted file stay with the process that has it open (POSIX); they are
+        // never uploaded.
+        if deleted { return try content.write(f.entry, offset: offset, buffer) }
+        // Based on the placeholder's version now, not the handle's: an upload may have
+        // committed a newer version since this handle was opened.
+        try markDirty(id)
         let n = try content.write(f.entry, offset: offset, buffer)
         touch(id, size: f.entry.withLock { f.entry.size })
         return n
@@ -136,7 +145,7 @@ extension Domain {
         _ = try writer(id)
         if let handle {
             let f = try openFile(handle: handle)
-            try markDirty(id, base: f.item.version, isNew: false)
+            try markDirty(id)
             try content.setSize(f.entry, size)
             touch(id, size: size)
             return cachedItem(id) ?? f.item
@@ -170,8 +179,9 @@ extension Domain {
 
     /// After the last writable handle of an item closes: record its state and upload.
     func finishWriting(_ f: OpenFile) {
+        let (id, deleted) = f.entry.withLock { (f.entry.id, f.entry.stale) }
+        if deleted { return }
         content.persist(f.entry)
-        let id = f.entry.withLock { f.entry.id }
         if let item = cachedItem(id) { try? store.upsert(item) }
         let stillOpen = lock.withLock { handles.values.contains { $0.writable && $0.entry === f.entry } }
         if !stillOpen && isDirty(id) { scheduleUpload(id) }
@@ -220,14 +230,23 @@ extension Domain {
         let item = try await lookup(parent, name)
         if item.kind == .folder { throw error(.isAFolder, id, "is a folder") }
         await waitIfUploading(id)
-        let neverUploaded = lock.withLock { dirty[id]?.journal.isNew == true }
+        // Out of the dirty set before the remote delete: a close still in flight (FUSE sends
+        // RELEASE after close returns) must not upload, and so resurrect, what is being deleted.
+        let state = lock.withLock { dirty.removeValue(forKey: id) }
+        let neverUploaded = state?.journal.isNew == true
+        log.debug("remove \(id) neverUploaded=\(neverUploaded)")
         if !neverUploaded {
             do { try await w.delete(item) }
             catch let e as ProviderError where e.kind == .notFound { /* already gone: that is what we wanted */ }
+            catch {
+                if let state { lock.withLock { dirty[id] = state } } // not deleted: the change stays pending
+                throw error
+            }
         }
-        dropDirty(id)
+        try? store.deleteJournal(id)
         content.remove(id)
         removePlaceholder(id)
+        for waiter in state?.waiters ?? [] { waiter.resume() }
     }
 
     /// Deletes an empty folder. Emptiness is checked against a fresh listing: a WebDAV DELETE
@@ -266,7 +285,11 @@ extension Domain {
                 throw error(.notAFolder, destination, "not a folder")
             }
         }
+        // What the remote moves must be what the user wrote; an upload still running for a
+        // replaced destination must not land after the move.
+        log.debug("rename \(source) -> \(destination) replacing=\(existing != nil)")
         try await flushUploads(under: source)
+        if existing != nil { try? await flushUploads(under: destination) }
         var moved = try await w.move(item, to: destination, replacing: existing != nil)
         moved.kind = item.kind
         do { try store.move(source, to: destination) } catch { throw self.error(.localIO, source, "cannot record the rename: \(error)") }
@@ -286,9 +309,4 @@ extension Domain {
         return (source, destination)
     }
 
-    private func dropDirty(_ id: ItemIdentifier) {
-        let waiters = lock.withLock { dirty.removeValue(forKey: id)?.waiters ?? [] }
-        try? store.deleteJournal(id)
-        for w in waiters { w.resume() }
-    }
 }

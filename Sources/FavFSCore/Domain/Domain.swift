@@ -71,9 +71,19 @@ public final class Domain: @unchecked Sendable {
 
     /// The placeholder of `id`, from memory or the store; nil if never seen. No network.
     public func cachedItem(_ id: ItemIdentifier) -> Item? {
-        if id.isRoot { return lock.withLock { rootItem } }
+        lock.withLock { cachedItemLocked(id) }
+    }
+
+    /// `cachedItem` with the lock held.
+    func cachedItemLocked(_ id: ItemIdentifier) -> Item? {
+        if id.isRoot { return rootItem }
         guard let parent = id.parent else { return nil }
-        return lock.withLock { loadedState(parent)?.children[id.name] }
+        return loadedState(parent)?.children[id.name]
+    }
+
+    /// An item and whether it is dirty, read together (an upload commits both at once).
+    func snapshot(_ id: ItemIdentifier) -> (item: Item?, dirty: Bool) {
+        lock.withLock { (cachedItemLocked(id), dirty[id] != nil) }
     }
 
     /// The folder's state from memory, loading it from the store the first time (lock held).
@@ -197,11 +207,12 @@ public final class Domain: @unchecked Sendable {
     /// Opens a file for reading. No network: content is fetched by reads. `keepCache` tells the
     /// kernel its page cache of this file is still valid (same version as at the last open).
     public func openFile(_ id: ItemIdentifier) throws -> (handle: UInt64, keepCache: Bool) {
-        guard let item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
+        let (found, isDirty) = snapshot(id)
+        guard let item = found else { throw error(.notFound, id, "no such item") }
         guard item.kind == .file else { throw error(.isAFolder, id, "not a file") }
         let version = Self.contentVersion(item)
         // A dirty item's cache file is its only copy, whatever version it is recorded under.
-        let entry = try content.retain(item: item, version: version, asHandle: true, local: isDirty(id))
+        let entry = try content.retain(item: item, version: version, asHandle: true, local: isDirty)
         return lock.withLock {
             let h = nextHandle
             nextHandle += 1

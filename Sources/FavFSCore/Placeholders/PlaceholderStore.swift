@@ -240,13 +240,13 @@ public final class PlaceholderStore: Sendable {
 
     /// Records a confirmed upload in one transaction: the placeholder takes the remote's new
     /// metadata, the cached content is recorded under the new version, and the journal row goes.
-    public func commitUpload(_ item: Item, contentVersion: String, removeJournal: Bool) throws {
+    /// `journalSince` names the journal row the upload answered: a newer row (a change made
+    /// after the upload was confirmed) stays.
+    public func commitUpload(_ item: Item, contentVersion: String, journalSince: Double) throws {
         try pool.write { db in
             try Self.upsert(item, db)
             try db.execute(sql: "UPDATE content SET version = ? WHERE id = ?", arguments: [contentVersion, item.identifier.rawValue])
-            if removeJournal {
-                try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [item.identifier.rawValue])
-            }
+            try db.execute(sql: "DELETE FROM journal WHERE id = ? AND since = ?", arguments: [item.identifier.rawValue, journalSince])
         }
     }
 

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""favfs benchmark: favfs vs rclone mount vs curl vs local disk over one Apache WebDAV server.
+
+    bench/run.sh [--quick] [--runs N] [--cases a,b*,...] [--tools favfs,rclone,...]
+                 [--workdir /tmp/favfs-bench] [--favfs-remote auto|dav|file]
+
+Reports medians and ratios; never judges them. Exits non-zero only when a tool failed
+(a mount did not come up, a reader died, the server did not start).
+"""
+import argparse
+import atexit
+import datetime
+import os
+import shlex
+import signal
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from favbench import cases as casemod, mounts, proc, report  # noqa: E402
+from favbench.data import SCALES, DataSet  # noqa: E402
+from favbench.server import ApacheServer  # noqa: E402
+
+REPO = os.path.dirname(HERE)
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small scale for development (64 MiB file, 1,000 entries)")
+    p.add_argument("--runs", type=int, default=3, help="runs per case and tool (default 3); medians are reported")
+    p.add_argument("--cases", default="", help="comma-separated case names, prefixes or globs (default: all)")
+    p.add_argument("--tools", default="curl,favfs,rclone,disk", help="tools to run (default: all four)")
+    p.add_argument("--workdir", default="/tmp/favfs-bench", help="data, server, mounts and caches (reused)")
+    p.add_argument("--favfs-remote", choices=["auto", "dav", "file"], default="auto",
+                   help="favfs over WebDAV, or over file:// of the same data; auto = dav if it mounts, else file")
+    p.add_argument("--timeout", type=int, default=600, help="seconds any one command may take (default 600)")
+    p.add_argument("--results", default=os.path.join(HERE, "results"), help="where JSON and latest.md go")
+    p.add_argument("--list", action="store_true", help="list the cases of the chosen scale and exit")
+    p.add_argument("--prepare", action="store_true", help="generate the data of the chosen scale and exit")
+    return p.parse_args(argv)
+
+
+def install_cleanup(server):
+    """Unmount everything and stop Apache on any exit: normal, exception, Ctrl-C, SIGTERM."""
+    def cleanup():
+        mounts.cleanup_all()
+        mounts.unmount_stale(os.path.join(server.root, "..", "mnt"))  # the safety net
+        server.stop()
+    atexit.register(cleanup)
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    return cleanup
+
+
+def choose_remote(args, ctx, server, ds):
+    """The favfs remote: WebDAV if asked for or, under auto, if a WebDAV mount lists the root."""
+    dav = server.dav_url
+    file_url = "file://" + ds.files
+    if args.favfs_remote == "file":
+        return "file", file_url
+    if args.favfs_remote == "dav":
+        return "dav", dav
+    ctx.favfs_remote = dav
+    try:
+        with ctx.mounted("favfs") as m:
+            proc.run(["ls", m.mnt], timeout=30)
+        return "dav", dav
+    except proc.ToolError as e:
+        lines = [l for l in str(e).splitlines() if l.strip()]
+        own = [l for l in lines[1:] if l.startswith("favfs:")]
+        why = own[0] if own else lines[0]  # favfs's own message, else the exit status
+        ctx.remote_note = f"favfs over WebDAV did not mount, so favfs read file:// of the same data: {why}"
+        log(f"WARNING: {ctx.remote_note}")
+        mounts.cleanup_all()
+        return "file", file_url
+
+
+def git_commit(binary):
+    """HEAD of the checkout the binary was built in (its .build is inside the repo)."""
+    cp = proc.run(["git", "-C", os.path.dirname(os.path.realpath(binary)), "rev-parse", "--short", "HEAD"],
+                  timeout=10, check=False)
+    return cp.stdout.strip() or "?"
+
+
+def main(argv):
+    args = parse_args(argv)
+    if os.geteuid() != 0:
+        sys.exit("bench: run as root (dropping page caches and mounting need it)")
+    scale = SCALES["quick" if args.quick else "full"]
+    ds = DataSet(args.workdir, scale)
+    all_cases = casemod.all_cases(ds)
+    if args.list:
+        for c in all_cases:
+            print(f"{c.name:28} {c.unit:5} {','.join(c.tools):26} {c.note}")
+        return 0
+    if args.prepare:
+        ds.ensure(log=log)
+        return 0
+    chosen = casemod.select(all_cases, args.cases)
+    tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    favfs_bin = os.environ.get("FAVFS_BIN", os.path.join(REPO, ".build/release/favfs"))
+    if "favfs" in tools and not os.access(favfs_bin, os.X_OK):
+        sys.exit(f"bench: no favfs binary at {favfs_bin} (swift build -c release, or set FAVFS_BIN)")
+
+    mounts.unmount_stale(os.path.join(args.workdir, "mnt"))
+    ds.ensure(log=log)
+    server = ApacheServer(os.path.join(args.workdir, "apache"), ds.files)
+    cleanup = install_cleanup(server)
+    failed = False
+    try:
+        server.start()
+        log(f"apache mod_dav at {server.url}")
+        ctx = casemod.Context(args.workdir, ds, server, favfs_bin, None, args.timeout, log)
+        kind, remote = ("-", "-")
+        if "favfs" in tools:
+            kind, remote = choose_remote(args, ctx, server, ds)
+            ctx.favfs_remote = remote
+            log(f"favfs remote: {remote}")
+        records = []
+        for case in chosen:
+            values, errors, rss = {}, {}, {}
+            case_tools = [t for t in case.tools if t in tools]
+            for run in range(args.runs):
+                for tool in case_tools:
+                    if tool in errors:
+                        continue  # one failure per tool and case is enough
+                    ctx.rss = {}
+                    try:
+                        v = case.measure(ctx, tool)
+                    except proc.ToolError as e:
+                        failed = True
+                        errors[tool] = str(e)
+                        log(f"{case.name} {tool}: FAILED {str(e).splitlines()[0]}")
+                        mounts.cleanup_all()
+                        continue
+                    values.setdefault(tool, []).append(v)
+                    for t, k in ctx.rss.items():
+                        rss.setdefault(t, []).append(k)
+                    log(f"{case.name} run {run + 1}/{args.runs} {tool}: {v:.4g} {case.unit}")
+            records.append(report.summarize(case, values, errors, rss))
+        rc_ver = proc.run(["rclone", "version"], timeout=30, check=False).stdout.splitlines()
+        meta = {
+            "command": " ".join(shlex.quote(a) for a in ["bench/run.sh"] + argv),
+            "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "scale": scale.name, "runs": args.runs, "machine": report.machine(),
+            "favfs_binary": favfs_bin, "favfs_commit": git_commit(favfs_bin),
+            "favfs_remote_kind": kind, "favfs_remote": remote,
+            "favfs_remote_note": getattr(ctx, "remote_note", ""),
+            "rclone_version": rc_ver[0] if rc_ver else "?",
+            "server": "apache2 mod_dav on 127.0.0.1", "tools": tools,
+        }
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        jpath, mdpath = report.write(args.results, meta, records, stamp)
+        print(report.text(report.table(records)))
+        print()
+        print(report.text(report.rss_rows(records)))
+        print(f"\nfavfs remote: {kind} ({remote})\nwrote {jpath}\nwrote {mdpath}")
+    except KeyboardInterrupt:
+        log("interrupted; unmounting")
+        failed = True
+    except proc.ToolError as e:
+        log(f"FAILED: {e}")
+        failed = True
+    finally:
+        cleanup()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

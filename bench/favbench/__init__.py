@@ -1,0 +1,1 @@
+"""favfs benchmark harness: servers, mounts, cases and report, one module each."""

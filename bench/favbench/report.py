@@ -1,0 +1,125 @@
+"""Medians, ratios, the printed table, and the JSON + markdown result files."""
+import json
+import os
+import platform
+import statistics
+
+TOOLS = ["curl", "favfs", "rclone", "disk"]
+RATIOS = [("favfs/curl", "curl"), ("favfs/rclone", "rclone"), ("favfs/disk", "disk")]
+
+
+def summarize(case, values, errors, rss):
+    """One case's record: raw values per tool, medians, ratios of favfs's median to the others'."""
+    med = {t: statistics.median(v) for t, v in values.items() if v}
+    ratios = {}
+    if "favfs" in med:
+        for label, other in RATIOS:
+            if med.get(other):
+                ratios[label] = med["favfs"] / med[other]
+    return {
+        "name": case.name, "unit": case.unit, "higher_is_better": case.higher_is_better,
+        "note": case.note, "values": values, "median": med, "ratios": ratios,
+        "errors": errors, "peak_rss_kib": rss,
+    }
+
+
+def _fmt(x):
+    if x is None:
+        return "—"
+    if x >= 100:
+        return f"{x:,.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    if x >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def table(records):
+    """Rows of the result table (header first)."""
+    head = ["case", "unit"] + TOOLS + [r for r, _ in RATIOS]
+    rows = [head]
+    for r in records:
+        unit = r["unit"] + (" ↑" if r["higher_is_better"] else " ↓")
+        cells = []
+        for t in TOOLS:
+            if t in r["errors"]:
+                cells.append("FAIL")
+            else:
+                cells.append(_fmt(r["median"].get(t)))
+        rows.append([r["name"], unit] + cells + [_fmt(r["ratios"].get(l)) for l, _ in RATIOS])
+    return rows
+
+
+def rss_rows(records):
+    rows = [["case", "favfs peak RSS MiB", "rclone peak RSS MiB"]]
+    for r in records:
+        rss = r["peak_rss_kib"]
+        if rss:
+            rows.append([r["name"]] + [_fmt(max(rss[t]) / 1024) if rss.get(t) else "—" for t in ("favfs", "rclone")])
+    return rows
+
+
+def text(rows):
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        lines.append("  ".join(str(c).rjust(w) if i > 1 else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def markdown(rows):
+    out = ["| " + " | ".join(rows[0]) + " |", "|" + "|".join("---" for _ in rows[0]) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows[1:]]
+    return "\n".join(out)
+
+
+def _gist(error):
+    """The command that failed and the last thing it said (the tool's own message)."""
+    lines = [l for l in (error or "").splitlines() if l.strip()]
+    return " — ".join(lines[:1] + lines[-1:]) if len(lines) > 1 else (lines[0] if lines else "")
+
+
+def machine():
+    mem_kib = 0
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                mem_kib = int(line.split()[1])
+    return {"nproc": os.cpu_count(), "ram_gib": round(mem_kib / 2**20, 1),
+            "kernel": platform.release(), "python": platform.python_version()}
+
+
+def write(results_dir, meta, records, stamp):
+    """Writes results/<stamp>.json and results/latest.md; returns their paths."""
+    os.makedirs(results_dir, exist_ok=True)
+    jpath = os.path.join(results_dir, f"{stamp}.json")
+    with open(jpath, "w") as f:
+        json.dump({"meta": meta, "cases": records}, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    m = meta["machine"]
+    md = [
+        "# favfs benchmark — latest run", "",
+        f"- command: `{meta['command']}`",
+        f"- date: {meta['date']}, scale: {meta['scale']}, runs: {meta['runs']} (medians shown)",
+        f"- machine: {m['nproc']} cores, {m['ram_gib']} GiB RAM, kernel {m['kernel']}",
+        f"- favfs: {meta['favfs_binary']} (commit {meta['favfs_commit']}), remote **{meta['favfs_remote_kind']}** `{meta['favfs_remote']}`",
+        *([f"- note: {meta['favfs_remote_note']}"] if meta.get("favfs_remote_note") else []),
+        f"- rclone: {meta['rclone_version']} (`rclone mount :webdav: --vfs-cache-mode full`); server: Apache mod_dav on 127.0.0.1",
+        f"- JSON: `{os.path.basename(jpath)}`", "",
+        "↑ higher is better, ↓ lower is better. Ratios are favfs's median over the other tool's.", "",
+        markdown(table(records)), "",
+        "## Peak RSS of the mount daemons (VmHWM, max over runs)", "",
+        markdown(rss_rows(records)), "",
+        "## Cases", "",
+    ]
+    md += [f"- `{r['name']}`: {r['note']}" for r in records]
+    errs = [(r["name"], t, e) for r in records for t, e in r["errors"].items()]
+    if errs:
+        md += ["", "## Failures", ""] + [f"- `{n}` {t}: {_gist(e)}" for n, t, e in errs]
+    mdpath = os.path.join(results_dir, "latest.md")
+    with open(mdpath, "w") as f:
+        f.write("\n".join(md) + "\n")
+    return jpath, mdpath
