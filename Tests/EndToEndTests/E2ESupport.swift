@@ -1,3 +1,6 @@
+// End-to-end tests: mount the real favfs binary ($FAVFS_BIN, else .build/debug/favfs) and drive it
+// with ordinary tools. Run: swift build --build-tests && swift test --skip-build --filter EndToEndTests
+// Needs root (FUSE, Apache as www-data), /dev/fuse, fusermount3, apache2; skips without them unless CI=true.
 import Foundation
 import TestSupport
 import XCTest
