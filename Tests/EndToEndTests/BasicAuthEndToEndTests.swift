@@ -56,4 +56,20 @@ final class BasicAuthEndToEndTests: XCTestCase {
         XCTAssertTrue(msg.contains("authenticat") || msg.contains("denied"), "the message should mention authentication: \(r.stderr)")
         XCTAssertFalse(m.isMounted)
     }
+
+    /// The same user and password against HTTP Digest auth (the fixture supports it; libcurl can answer either).
+    func testDigestAuthListsAndReads() throws {
+        let d = try TestApache(auth: .digest(user: Self.user, password: Self.password))
+        defer { d.remove() }
+        try TreeGenerator(includeBigFile: false, smallFileCount: 20).write(into: d.documentRoot)
+        try d.start()
+        let m = try MountedFavFS(remote: "dav://\(Self.user)@127.0.0.1:\(d.port)/files/")
+        mounts.append(m)
+        try m.mountOrThrow(password: Self.password)
+        let cat = try TimedProcess.sh("cat \(shq(m.path + "/many/f00007.txt"))", timeout: 60)
+        XCTAssertTrue(cat.succeeded, "cat: \(cat)")
+        XCTAssertEqual(Data(cat.stdout.utf8), TreeGenerator.smallFileContent(7))
+        let ls = try TimedProcess.sh("ls \(shq(m.path + "/awkward/dirs"))", timeout: 60)
+        XCTAssertEqual(ls.stdout.split(separator: "\n").count, TreeGenerator.awkwardNames.count, "ls: \(ls)")
+    }
 }

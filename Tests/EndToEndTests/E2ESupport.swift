@@ -1,3 +1,6 @@
+// End-to-end tests: mount the real favfs binary ($FAVFS_BIN, else .build/debug/favfs) and drive it
+// with ordinary tools. Run: swift build --build-tests && swift test --skip-build --filter EndToEndTests
+// Needs root (FUSE, Apache as www-data), /dev/fuse, fusermount3, apache2; skips without them unless CI=true.
 import Foundation
 import TestSupport
 import XCTest
@@ -227,5 +230,77 @@ enum SharedChecks {
         }
         XCTAssertTrue(fm.fileExists(atPath: server + "/deep/l1/l2/l3/l4/l5/l6/l7/file7.txt"), file: file, line: line)
         XCTAssertTrue(fm.fileExists(atPath: server + "/awkward/dirs/a b"), file: file, line: line)
+    }
+
+    /// With `--cache-size 8M`, reading the whole 64 MiB file gives the right bytes and, once closed,
+    /// the content cache is trimmed to at most 8 MiB.
+    static func cacheSizeLimit(_ mnt: MountedFavFS, server: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let limit: Int64 = 8 << 20
+        try mnt.mountOrThrow(extraArgs: ["--cache-size", "8M"])
+        let m = try TimedProcess.sh("sha256sum < \(shq(mnt.path + "/" + TreeGenerator.bigFile))", timeout: 300)
+        let s = try TimedProcess.sh("sha256sum < \(shq(server + "/" + TreeGenerator.bigFile))", timeout: 60)
+        XCTAssertTrue(m.succeeded, "reading big.bin: \(m)", file: file, line: line)
+        XCTAssertEqual(m.stdout, s.stdout, "sha256 of big.bin through a mount with an 8 MiB cache", file: file, line: line)
+        // Other reads after big.bin is closed, in case eviction runs when new content comes in.
+        let more = try TimedProcess.sh("cat \(shq(mnt.path))/many/f0001[0-9].txt > /dev/null", timeout: 60)
+        XCTAssertTrue(more.succeeded, "reading small files: \(more)", file: file, line: line)
+        var total = try allocatedContent(mnt).total
+        let deadline = Date().addingTimeInterval(15)
+        while total > limit && Date() < deadline {
+            usleep(250_000)
+            total = try allocatedContent(mnt).total
+        }
+        let files = try allocatedContent(mnt).files
+        XCTAssertLessThanOrEqual(total, limit, "content cache holds \(total) bytes 15 s after reading big.bin and 10 small files, over --cache-size 8M: \(files)",
+                                 file: file, line: line)
+    }
+
+    /// With `--dir-cache-time 1`, a file added at the remote shows up in a listing, and its removal too.
+    static func remoteChangesAppear(_ mnt: MountedFavFS, server: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        try mnt.mountOrThrow(extraArgs: ["--dir-cache-time", "1"])
+        let name = "fresh-\(UUID().uuidString.prefix(8)).txt"
+        let serverFile = URL(fileURLWithPath: server).appendingPathComponent("deep/l1/\(name)")
+        defer { try? FileManager.default.removeItem(at: serverFile) }
+        let dir = mnt.path + "/deep/l1"
+        let first = try TimedProcess.sh("ls \(shq(dir))", timeout: 30)
+        XCTAssertTrue(first.succeeded && first.stdout.contains("file1.txt"), "ls: \(first)", file: file, line: line)
+        XCTAssertFalse(first.stdout.contains(name), file: file, line: line)
+
+        try Data("new at the remote\n".utf8).write(to: serverFile)
+        func waitFor(_ present: Bool) throws -> Bool {
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                let r = try TimedProcess.sh("ls \(shq(dir))", timeout: 30)
+                if r.succeeded && r.stdout.split(separator: "\n").contains(Substring(name)) == present { return true }
+                usleep(500_000)
+            }
+            return false
+        }
+        XCTAssertTrue(try waitFor(true), "a file added at the remote did not show up within 20 s (--dir-cache-time 1)", file: file, line: line)
+        let cat = try TimedProcess.sh("cat \(shq(dir + "/" + name))", timeout: 30)
+        XCTAssertEqual(cat.stdout, "new at the remote\n", "reading the new file: \(cat)", file: file, line: line)
+
+        try FileManager.default.removeItem(at: serverFile)
+        XCTAssertTrue(try waitFor(false), "a file removed at the remote still listed after 20 s", file: file, line: line)
+    }
+
+    /// `favfs mount --foreground` stays in the foreground while mounted and exits 0 after `favfs unmount`.
+    static func foreground(_ mnt: MountedFavFS, file: StaticString = #filePath, line: UInt = #line) throws {
+        let bin = shq(FavFSBinary.path), mp = shq(mnt.path)
+        let r = try TimedProcess.sh("""
+            \(bin) mount \(mp) --remote \(shq(mnt.remote)) --cache-dir \(shq(mnt.cacheDir.path)) --foreground \
+                2> \(shq(mnt.base.appendingPathComponent("foreground.log").path)) &
+            pid=$!
+            for i in $(seq 300); do mountpoint -q \(mp) && break; kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+            mountpoint -q \(mp) || { echo "not mounted"; kill $pid; wait $pid; echo "exit=$?"; exit 3; }
+            kill -0 $pid && echo "still running while mounted"
+            cat \(mp)/deep/file0.txt
+            \(bin) unmount \(mp) > /dev/null || echo "unmount failed"
+            wait $pid; echo "exit=$?"
+            """, timeout: 90)
+        let log = (try? String(contentsOf: mnt.base.appendingPathComponent("foreground.log"), encoding: .utf8)) ?? ""
+        XCTAssertFalse(r.timedOut, "foreground mount/unmount hung: \(r)\nlog: \(log.suffix(2000))", file: file, line: line)
+        XCTAssertEqual(r.stdout, "still running while mounted\nlevel 0\nexit=0\n", "\(r)\nlog: \(log.suffix(2000))", file: file, line: line)
+        XCTAssertFalse(mnt.isMounted, file: file, line: line)
     }
 }

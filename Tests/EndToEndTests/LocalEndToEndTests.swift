@@ -73,4 +73,19 @@ final class LocalEndToEndTests: XCTestCase {
         try m.mountOrThrow(extraArgs: ["--read-only"])
         try SharedChecks.readOnly(mount: m.path, server: tree.path)
     }
+
+    func testCacheSizeLimit() throws {
+        let (m, tree) = try makeMount()
+        try SharedChecks.cacheSizeLimit(m, server: tree.path)
+    }
+
+    func testRemoteChangesAppear() throws {
+        let (m, tree) = try makeMount()
+        try SharedChecks.remoteChangesAppear(m, server: tree.path)
+    }
+
+    func testForeground() throws {
+        let (m, _) = try makeMount()
+        try SharedChecks.foreground(m)
+    }
 }

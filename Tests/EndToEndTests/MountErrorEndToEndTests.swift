@@ -46,6 +46,20 @@ final class MountErrorEndToEndTests: XCTestCase {
         XCTAssertFalse(m.isMounted, "a failed mount left a mount behind")
     }
 
+    func testServerThatNeverAnswersFails() throws {
+        let hole = try BlackHoleServer()
+        defer { hole.close() }
+        let remote = "dav://127.0.0.1:\(hole.port)/files/"
+        let m = try make(remote)
+        let r = try m.mount(timeout: 150)
+        print("mount against a server that never answers: \(String(format: "%.1f", r.elapsed)) s")
+        XCTAssertNotEqual(r.status, 0, "mount of a server that never answers succeeded: \(r)")
+        XCTAssertFalse(r.timedOut, "mount of a server that never answers hung for 150 s: \(r)")
+        XCTAssertLessThan(r.elapsed, 90, "mount of a server that never answers: \(r)")
+        XCTAssertTrue(r.stderr.contains("127.0.0.1:\(hole.port)"), "the message should name the remote: \(r.stderr)")
+        XCTAssertFalse(m.isMounted, "a failed mount left a mount behind")
+    }
+
     func testMissingMountPointFails() throws {
         let folder = try smallFolder()
         let m = try make("file://" + folder.path, createMountPoint: false)

@@ -127,10 +127,20 @@ final class WebDAVEndToEndTests: XCTestCase {
         let m2 = try MountedFavFS(remote: s.davURL, cacheDir: m.cacheDir)
         mounts.append(m2)
         try m2.mountOrThrow()
+        let listStart = Date()
         let second = try Tree.listing(m2.path, timeout: 120)
+        XCTAssertLessThan(Date().timeIntervalSince(listStart), 30, "listing the whole tree from placeholders with the server down")
         XCTAssertEqual(Set(second.keys), Set(first.keys), "paths listed with the server down differ")
         let sizeDiffs = first.filter { $0.value.kind == "f" && second[$0.key]?.size != $0.value.size }.map(\.key).sorted()
         XCTAssertEqual(Array(sizeDiffs.prefix(20)), [], "sizes differ with the server down")
+        let kindOrTimeDiffs = first.filter { second[$0.key]?.kind != $0.value.kind
+            || ($0.value.kind == "f" && second[$0.key]?.mtime != $0.value.mtime) }.map(\.key).sorted()
+        XCTAssertEqual(Array(kindOrTimeDiffs.prefix(20)), [], "kinds or mtimes differ with the server down")
+        let old = TreeGenerator.oldFiles[0]
+        let st = try TimedProcess.sh("stat -c '%s %Y' \(shq(m2.path + "/" + old.path)) \(shq(m2.path + "/" + TreeGenerator.bigFile))", timeout: 30)
+        let oldSize = try Data(contentsOf: s.documentRoot.appendingPathComponent(old.path)).count
+        XCTAssertEqual(st.stdout, "\(oldSize) \(old.mtime)\n\(TreeGenerator.bigFileSize) \(first[TreeGenerator.bigFile]?.mtime ?? -1)\n",
+                       "stat with the server down: \(st)")
 
         // Content never fetched: the read fails (EIO) rather than hanging.
         let never = m2.path + "/many/" + TreeGenerator.smallFileName(4_321)
@@ -152,5 +162,87 @@ final class WebDAVEndToEndTests: XCTestCase {
         let (m, s) = try makeMount()
         try m.mountOrThrow(extraArgs: ["--read-only"])
         try SharedChecks.readOnly(mount: m.path, server: s.documentRoot.path)
+    }
+
+    func testCacheSizeLimit() throws {
+        let (m, s) = try makeMount()
+        try SharedChecks.cacheSizeLimit(m, server: s.documentRoot.path)
+    }
+
+    func testRemoteChangesAppear() throws {
+        let (m, s) = try makeMount()
+        try SharedChecks.remoteChangesAppear(m, server: s.documentRoot.path)
+    }
+
+    func testForeground() throws {
+        let (m, _) = try makeMount()
+        try SharedChecks.foreground(m)
+    }
+
+    /// The server stops, then hangs, then comes back, under a live mount: cached content and listings
+    /// keep working, uncached reads fail (EIO) in bounded time instead of hanging, and reads work again after.
+    func testServerGoesAwayWhileMounted() throws {
+        let (m, s) = try makeMount()
+        try m.mountOrThrow()
+        let listing = try Tree.listing(m.path)
+        XCTAssertEqual(listing.count, try Tree.listing(s.documentRoot.path).count)
+        let cached = m.path + "/many/" + TreeGenerator.smallFileName(10)
+        let warm = try TimedProcess.sh("cat \(shq(cached))", timeout: 60)
+        XCTAssertEqual(Data(warm.stdout.utf8), TreeGenerator.smallFileContent(10))
+
+        s.stop()
+        var restarted = false
+        defer { if !restarted { XCTAssertNoThrow(try s.start(), "restarting Apache") } }
+        // Connection refused.
+        let refused = try TimedProcess.sh("cat \(shq(m.path + "/many/" + TreeGenerator.smallFileName(11)))", timeout: 60)
+        XCTAssertNotEqual(refused.status, 0, "uncached read with the server stopped succeeded: \(refused)")
+        XCTAssertLessThan(refused.elapsed, 30, "uncached read with the server stopped: \(refused)")
+        XCTAssertTrue(refused.stderr.contains("Input/output error"), "expected EIO: \(refused.stderr)")
+        let again = try TimedProcess.sh("cat \(shq(cached))", timeout: 30)
+        XCTAssertEqual(Data(again.stdout.utf8), TreeGenerator.smallFileContent(10), "cached content with the server stopped: \(again)")
+        let ls = try TimedProcess.sh("ls \(shq(m.path + "/many")) | wc -l", timeout: 30)
+        XCTAssertEqual(ls.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "\(TreeGenerator.smallFileCount)", "ls with the server stopped: \(ls)")
+        XCTAssertLessThan(ls.elapsed, 10, "ls of a listed folder with the server stopped took \(ls.elapsed) s")
+
+        // A server that accepts and never answers.
+        let hole = try BlackHoleServer(port: s.port)
+        let hung = try TimedProcess.sh("cat \(shq(m.path + "/many/" + TreeGenerator.smallFileName(12)))", timeout: 150)
+        XCTAssertFalse(hung.timedOut, "uncached read against a server that never answers hung for 150 s")
+        XCTAssertNotEqual(hung.status, 0, "uncached read against a server that never answers succeeded: \(hung)")
+        XCTAssertLessThan(hung.elapsed, 90, "uncached read against a server that never answers: \(hung)")
+        XCTAssertTrue(hung.stderr.contains("Input/output error"), "expected EIO: \(hung.stderr)")
+        let lsHung = try TimedProcess.sh("ls \(shq(m.path + "/deep")) > /dev/null", timeout: 60)
+        XCTAssertTrue(lsHung.succeeded, "ls of a listed folder with a hanging server: \(lsHung)")
+        XCTAssertLessThan(lsHung.elapsed, 10, "ls of a listed folder with a hanging server took \(lsHung.elapsed) s")
+        hole.close()
+        print("server gone: refused read failed in \(String(format: "%.1f", refused.elapsed)) s, hanging-server read in \(String(format: "%.1f", hung.elapsed)) s")
+
+        // Back up: reads work again.
+        try s.start()
+        restarted = true
+        let back = try TimedProcess.sh("cat \(shq(m.path + "/many/" + TreeGenerator.smallFileName(13)))", timeout: 60)
+        XCTAssertEqual(Data(back.stdout.utf8), TreeGenerator.smallFileContent(13), "read after the server came back: \(back)")
+    }
+
+    /// Reading the whole 64 MiB file once fetches each byte about once (no re-downloads), with the right bytes.
+    func testSequentialReadFetchesEachByteOnce() throws {
+        let (m, s) = try makeMount()
+        try m.mountOrThrow()
+        let mark = s.accessLogLines().count
+        let started = Date()
+        let mr = try TimedProcess.sh("sha256sum < \(shq(m.path + "/" + TreeGenerator.bigFile))", timeout: 300)
+        let took = Date().timeIntervalSince(started)
+        let sr = try TimedProcess.sh("sha256sum < \(shq(s.documentRoot.path + "/" + TreeGenerator.bigFile))", timeout: 60)
+        XCTAssertTrue(mr.succeeded, "\(mr)")
+        XCTAssertEqual(mr.stdout, sr.stdout, "sha256 of big.bin read sequentially through the mount")
+        let u = try m.unmount()
+        XCTAssertTrue(u.succeeded, "favfs unmount: \(u)")
+        usleep(300_000)
+        let gets = s.accessLogLines().dropFirst(mark).filter { $0.hasPrefix("GET /files/\(TreeGenerator.bigFile) ") }
+        let bytes = gets.reduce(0) { $0 + (Int($1.split(separator: " ").dropFirst(3).first ?? "") ?? 0) }
+        print("sequential read: \(gets.count) GETs, \(bytes) bytes, \(String(format: "%.1f", took)) s")
+        XCTAssertGreaterThanOrEqual(bytes, TreeGenerator.bigFileSize, "fewer bytes fetched than the file holds: \(gets.prefix(10))")
+        XCTAssertLessThanOrEqual(bytes, TreeGenerator.bigFileSize + TreeGenerator.bigFileSize / 10,
+                                 "a sequential read fetched \(bytes) bytes for a 64 MiB file: \(gets.prefix(40))")
     }
 }

@@ -228,3 +228,36 @@ public final class MountedFavFS: @unchecked Sendable {
         }
     }
 }
+
+/// A loopback port that accepts TCP connections (the kernel completes the handshake) and never
+/// answers: a server that hangs. For hang guards.
+public final class BlackHoleServer: @unchecked Sendable {
+    public let port: Int
+    private var fd: Int32
+
+    public init(port: Int? = nil) throws {
+        self.port = try port ?? FreePort.next()
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ShellError("socket failed") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = UInt16(self.port).bigEndian
+        let ok = withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard ok, listen(fd, 512) == 0 else {
+            let e = errno
+            Glibc.close(fd)
+            throw ShellError("black hole on \(self.port): bind/listen errno \(e)")
+        }
+    }
+
+    public func close() {
+        if fd >= 0 { Glibc.close(fd); fd = -1 }
+    }
+
+    deinit { close() }
+}
