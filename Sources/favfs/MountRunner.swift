@@ -106,6 +106,17 @@ struct MountRunner {
         notifier.mounted()
 
         let rc = await finished.value
+        // Unmounted without 'favfs unmount' (fusermount3 -u, shutdown): finish what can be
+        // finished in a short while; the rest stays in the journal for the next mount.
+        if domain.pendingUploads().items > 0 {
+            log.info("unmounted with uploads pending: finishing them (up to 30 s)")
+            let drained = Task { await domain.drainUploads { _, _ in } }
+            let deadline = Date().addingTimeInterval(30)
+            while domain.pendingUploads().items > 0 && Date() < deadline { try? await Task.sleep(nanoseconds: 200_000_000) }
+            drained.cancel()
+            let left = domain.pendingUploads().items
+            if left > 0 { log.warning("\(left) upload(s) still pending: kept in the cache, resumed at the next mount") }
+        }
         let keep = control.keepCache
         let (files, bytes) = domain.shutdown(keepContent: keep)
         log.info(keep ? "unmounted; content kept" : "unmounted; evicted \(files) files (\(ByteSize.format(bytes)))")

@@ -170,6 +170,7 @@ public final class MountedFavFS: @unchecked Sendable {
     public func mount(extraArgs: [String] = [], password: String? = nil, timeout: Double = 90) throws -> TimedProcess.Result {
         var args = ["mount", mountPoint.path, "--remote", remote, "--cache-dir", cacheDir.path]
         if password != nil { args.append("--password-stdin") }
+        if let level = ProcessInfo.processInfo.environment["FAVFS_TEST_LOG_LEVEL"] { args += ["--log-level", level] }
         args += extraArgs
         let r = try TimedProcess.run(FavFSBinary.path, args, stdin: password.map { $0 + "\n" }, timeout: timeout)
         lastMount = r
@@ -196,6 +197,12 @@ public final class MountedFavFS: @unchecked Sendable {
     /// Unmounts whatever is left (favfs unmount, else abort the FUSE connection and lazy-unmount),
     /// ends leftover favfs processes of this mount point, removes temp folders.
     public func tearDown() {
+        // FAVFS_TEST_LOGS=DIR keeps each mount's daemon log (for debugging a failed run).
+        if let dir = ProcessInfo.processInfo.environment["FAVFS_TEST_LOGS"] {
+            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try? FileManager.default.copyItem(at: cacheDir.appendingPathComponent("favfs.log"),
+                                              to: URL(fileURLWithPath: dir).appendingPathComponent("\(base.lastPathComponent).log"))
+        }
         if isMounted { _ = try? unmount(timeout: 60) }
         if let e = MountTable.entry(at: mountPoint.path) {
             // Abort the connection first so nothing stays blocked on a hung daemon.

@@ -227,7 +227,7 @@ extension Domain {
         while true {
             let (items, bytes, failed) = pendingUploads()
             if items == 0 { return [] }
-            if failed.count == items { return failed }
+            if failed.count == items || Task.isCancelled { return failed }
             progress(items, bytes)
             try? await Task.sleep(nanoseconds: 500_000_000)
         }

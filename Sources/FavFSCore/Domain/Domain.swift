@@ -89,10 +89,9 @@ public final class Domain: @unchecked Sendable {
     /// The folder's state from memory, loading it from the store the first time (lock held).
     func loadedState(_ folder: ItemIdentifier) -> FolderState? {
         if let s = folders[folder] { return s }
-        guard let rows = try? store.children(of: folder) else { return nil }
-        let listedAt = folder.isRoot ? (try? store.item(folder))?.listedAt : (try? store.item(folder))?.listedAt
-        guard listedAt != nil || !rows.isEmpty else { return nil }
-        let s = FolderState(items: rows.map(\.item), listedAt: listedAt)
+        guard let (items, listedAt) = try? store.listing(of: folder) else { return nil }
+        guard listedAt != nil || !items.isEmpty else { return nil }
+        let s = FolderState(items: items, listedAt: listedAt)
         folders[folder] = s
         return s
     }
@@ -233,6 +232,9 @@ public final class Domain: @unchecked Sendable {
         guard let f = lock.withLock({ handles.removeValue(forKey: handle) }) else { return }
         if f.writable { finishWriting(f) }
         content.release(f.entry, asHandle: true)
+        // --cache-size holds once a file is closed, not only at the next download.
+        let content = content
+        Task(priority: .utility) { content.evictIfNeeded() }
     }
 
     func openFile(handle: UInt64) throws -> OpenFile {
@@ -341,6 +343,8 @@ public final class Domain: @unchecked Sendable {
 
     /// Ends the mount: evicts all content that is not pinned unless `keepContent`.
     public func shutdown(keepContent: Bool) -> (files: Int, bytes: Int64) {
-        keepContent ? (0, 0) : content.evictAll()
+        let evicted = keepContent ? (0, 0) : content.evictAll()
+        store.close()
+        return evicted
     }
 }

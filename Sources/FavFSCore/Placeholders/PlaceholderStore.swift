@@ -62,6 +62,13 @@ public final class PlaceholderStore: Sendable {
         return m
     }
 
+    /// Checkpoints the write-ahead log into the database and closes it (unmount), so the cache
+    /// dir holds one file, not three.
+    public func close() {
+        try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        try? pool.close()
+    }
+
     // MARK: placeholders
 
     private static func item(from row: Row) -> Item {
@@ -77,6 +84,16 @@ public final class PlaceholderStore: Sendable {
         try pool.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM item WHERE id = ?", arguments: [id.rawValue]) else { return nil }
             return (Self.item(from: row), row["listedAt"])
+        }
+    }
+
+    /// A folder's children and when the folder was listed, read in one transaction: read
+    /// apart, a listing committing in between would pair "listed just now" with no children.
+    public func listing(of folder: ItemIdentifier) throws -> (items: [Item], listedAt: Double?) {
+        try pool.read { db in
+            let items = try Row.fetchAll(db, sql: "SELECT * FROM item WHERE parent = ?", arguments: [folder.rawValue]).map(Self.item)
+            let listedAt = try Double.fetchOne(db, sql: "SELECT listedAt FROM item WHERE id = ?", arguments: [folder.rawValue])
+            return (items, listedAt)
         }
     }
 
