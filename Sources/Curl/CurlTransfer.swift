@@ -98,7 +98,7 @@ final class CurlTransfer: @unchecked Sendable {
         check(favfs_easy_setopt_string(easy, CURLOPT_USERAGENT, options.userAgent), "USERAGENT")
         // Bytes are stored as the server sent them: no Accept-Encoding, no decoding.
         check(favfs_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0), "HTTP_CONTENT_DECODING")
-        check(favfs_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, 512 * 1024), "BUFFERSIZE")
+        check(favfs_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, 128 * 1024), "BUFFERSIZE")
         check(favfs_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, options.verifyTLS ? 1 : 0), "SSL_VERIFYPEER")
         check(favfs_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, options.verifyTLS ? 2 : 0), "SSL_VERIFYHOST")
 

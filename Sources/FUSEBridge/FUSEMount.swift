@@ -14,7 +14,7 @@ public final class FUSEMount: @unchecked Sendable {
         public var attrTimeout: Double = 1
         public var uid: uid_t = getuid()
         public var gid: gid_t = getgid()
-        public var maxThreads: UInt32 = 16
+        public var maxThreads: UInt32 = 8
         public var maxReadahead: UInt32 = 1 << 20
         public var maxBackground: UInt32 = 64
         public var allowOther = false

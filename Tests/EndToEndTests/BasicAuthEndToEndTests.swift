@@ -6,12 +6,12 @@ import XCTest
 final class BasicAuthEndToEndTests: XCTestCase {
     static let user = "alice"
     static let password = "s3cret pässword"
-    var server: TestApache?
+    var server: ApacheServer?
     var mounts: [MountedFavFS] = []
 
     override func setUpWithError() throws {
         try E2EGate.require(apache: true)
-        let s = try TestApache(auth: .basic(user: Self.user, password: Self.password))
+        let s = try ApacheServer(auth: .basic(user: Self.user, password: Self.password))
         server = s
         try TreeGenerator(includeBigFile: false, smallFileCount: 20).write(into: s.documentRoot)
         try s.start()
@@ -59,7 +59,7 @@ final class BasicAuthEndToEndTests: XCTestCase {
 
     /// The same user and password against HTTP Digest auth (the fixture supports it; libcurl can answer either).
     func testDigestAuthListsAndReads() throws {
-        let d = try TestApache(auth: .digest(user: Self.user, password: Self.password))
+        let d = try ApacheServer(auth: .digest(user: Self.user, password: Self.password))
         defer { d.remove() }
         try TreeGenerator(includeBigFile: false, smallFileCount: 20).write(into: d.documentRoot)
         try d.start()

@@ -4,19 +4,19 @@ import XCTest
 
 /// favfs against a real Apache mod_dav serving the generated tree (generated once per class).
 final class WebDAVEndToEndTests: XCTestCase {
-    nonisolated(unsafe) static var server: TestApache?
+    nonisolated(unsafe) static var server: ApacheServer?
     nonisolated(unsafe) static var setupError: Error?
     var mounts: [MountedFavFS] = []
 
     /// The shared server, created and filled on first use.
-    static func sharedServer() throws -> TestApache {
+    static func sharedServer() throws -> ApacheServer {
         if let setupError { throw setupError }
         if let server {
             if !server.isRunning { try server.start() }
             return server
         }
         do {
-            let s = try TestApache()
+            let s = try ApacheServer()
             let t0 = Date()
             try TreeGenerator().write(into: s.documentRoot)
             print("WebDAVEndToEndTests: tree generated in \(String(format: "%.1f", Date().timeIntervalSince(t0))) s")
@@ -45,7 +45,7 @@ final class WebDAVEndToEndTests: XCTestCase {
         super.tearDown()
     }
 
-    func makeMount(cacheDir: URL? = nil) throws -> (MountedFavFS, TestApache) {
+    func makeMount(cacheDir: URL? = nil) throws -> (MountedFavFS, ApacheServer) {
         let s = try Self.sharedServer()
         let m = try MountedFavFS(remote: s.davURL, cacheDir: cacheDir)
         mounts.append(m)

@@ -114,12 +114,16 @@ public final class ContentCache: @unchecked Sendable {
             if e.stale { throw ProviderError(.versionChanged, remote: provider.remoteDescription, path: item.identifier.rawValue,
                                              detail: "the file changed on the server while it was open; reopen it") }
             let wanted = range.clamped(to: 0..<e.size)
-            var tasks = schedule(e, item: item, wanted, provider: provider)
-            if let prefetch { _ = schedule(e, item: item, prefetch.clamped(to: 0..<e.size), provider: provider) }
-            if wanted.isEmpty { tasks = [] }
+            let tasks = wanted.isEmpty ? [] : schedule(e, item: item, wanted, provider: provider)
+            // Read-ahead waits for the reader's own chunks: started together, it competes with
+            // them (on a cold server disk the first byte took twice as long).
+            if tasks.isEmpty, let prefetch { _ = schedule(e, item: item, prefetch.clamped(to: 0..<e.size), provider: provider) }
             return tasks
         }
         for t in waits { try await t.value }
+        if !waits.isEmpty, let prefetch {
+            e.withLock { if !e.stale { _ = schedule(e, item: item, prefetch.clamped(to: 0..<e.size), provider: provider) } }
+        }
         let ok = e.withLock { e.ranges.contains(range.clamped(to: 0..<e.size)) }
         if !ok {
             throw ProviderError(.invalidResponse, remote: provider.remoteDescription, path: item.identifier.rawValue,

@@ -13,6 +13,9 @@ public final class PlaceholderStore: Sendable {
         self.path = path
         var config = Configuration()
         config.busyMode = .timeout(10)
+        // WAL with synchronous=NORMAL: a commit survives the process dying (crash, kill -9) but
+        // is not fsynced; FULL fsynced on every download's range update, on the read path.
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         pool = try DatabasePool(path: path, configuration: config)
         try Self.migrator.migrate(pool)
     }
