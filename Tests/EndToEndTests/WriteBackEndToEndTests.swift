@@ -56,6 +56,25 @@ final class WebDAVWriteBackEndToEndTests: XCTestCase {
         try WriteBackChecks.randomOperations(try mount(), server, seed: 2026, steps: 2000)
     }
     func testUnsupportedOperationsAnswerTheirErrno() throws { try WriteBackChecks.unsupported(try mount(), symlinks: false) }
+
+    /// The server is down when the file is closed: the upload waits (status says so) and is
+    /// retried with backoff until the server is back.
+    func testUploadIsRetriedUntilTheServerIsBack() throws {
+        let m = try mount()
+        try m.mountOrThrow()
+        let apache = Self.apache!
+        XCTAssertTrue(try TimedProcess.sh("mkdir \(shq(m.path + "/retry"))").succeeded)
+        apache.stop()
+        defer { if !apache.isRunning { try? apache.start() } }
+        XCTAssertTrue(try TimedProcess.sh("printf 'written while the server was down' > \(shq(m.path + "/retry/f.txt"))").succeeded)
+        sleep(2) // a few failed attempts
+        let status = try TimedProcess.run(FavFSBinary.path, ["status", m.path + "/retry/f.txt"], timeout: 30)
+        XCTAssertTrue(status.stdout.hasPrefix("dirty"), "status: \(status)")
+        try apache.start()
+        XCTAssertTrue(server.waitFor("retry/f.txt", Data("written while the server was down".utf8), timeout: 60),
+                      "the upload was not retried once the server was back")
+        try WriteBackChecks.unmountOrFail(m)
+    }
 }
 
 /// The same cases against the local provider (file://).
