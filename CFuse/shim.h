@@ -32,9 +32,6 @@ static inline int favfs_reply_data_fd(fuse_req_t req, int fd, off_t offset, size
 }
 
 static inline void favfs_fi_set_keep_cache(struct fuse_file_info *fi, int on) { fi->keep_cache = on ? 1 : 0; }
-static inline void favfs_fi_set_direct_io(struct fuse_file_info *fi, int on) { fi->direct_io = on ? 1 : 0; }
-static inline void favfs_fi_set_cache_readdir(struct fuse_file_info *fi, int on) { fi->cache_readdir = on ? 1 : 0; }
-static inline void favfs_fi_set_noflush(struct fuse_file_info *fi, int on) { fi->noflush = on ? 1 : 0; }
 static inline int favfs_fi_flags(const struct fuse_file_info *fi) { return fi->flags; }
 
 /// Builds a `fuse_args` (FUSE_ARGS_INIT is a macro).
@@ -56,8 +53,6 @@ static inline void favfs_conn_configure(struct fuse_conn_info *conn, unsigned ma
     if (max_readahead) conn->max_readahead = max_readahead;
     if (max_background) conn->max_background = max_background;
 }
-
-static inline int favfs_enoattr(void) { return ENODATA; }
 
 /// setattr's to_set bits (macros).
 static inline int favfs_set_attr_mode(int s) { return (s & FUSE_SET_ATTR_MODE) != 0; }

@@ -72,7 +72,4 @@ public final class FUSEMount: @unchecked Sendable {
         self.session = nil
         return rc
     }
-
-    /// Inodes the kernel currently holds (for status and tests).
-    public var knownInodes: Int { bridge.inodes.count }
 }

@@ -45,8 +45,6 @@ final class InodeTable: @unchecked Sendable {
         }
     }
 
-    var count: Int { lock.withLock { byInode.count } }
-
     /// After a rename: inodes at and below `from` now name the items at and below `to`; an
     /// inode that named `to` before no longer has a name.
     func move(_ from: ItemIdentifier, to: ItemIdentifier) {

@@ -8,5 +8,4 @@ struct Request: @unchecked Sendable {
     func fail(_ errno: Int32) { fuse_reply_err(raw, errno) }
     func fail(_ error: any Error) { fuse_reply_err(raw, ErrnoMapping.errno(for: error)) }
     func ok() { fuse_reply_err(raw, 0) }
-    func none() { fuse_reply_none(raw) }
 }

@@ -241,9 +241,8 @@ enum SharedChecks {
         let s = try TimedProcess.sh("sha256sum < \(shq(server + "/" + TreeGenerator.bigFile))", timeout: 60)
         XCTAssertTrue(m.succeeded, "reading big.bin: \(m)", file: file, line: line)
         XCTAssertEqual(m.stdout, s.stdout, "sha256 of big.bin through a mount with an 8 MiB cache", file: file, line: line)
-        // Other reads after big.bin is closed, in case eviction runs when new content comes in.
-        let more = try TimedProcess.sh("cat \(shq(mnt.path))/many/f0001[0-9].txt > /dev/null", timeout: 60)
-        XCTAssertTrue(more.succeeded, "reading small files: \(more)", file: file, line: line)
+        // No other reads: closing big.bin alone must bring the cache under the limit (it could
+        // not be evicted while open).
         var total = try allocatedContent(mnt).total
         let deadline = Date().addingTimeInterval(15)
         while total > limit && Date() < deadline {
@@ -251,7 +250,7 @@ enum SharedChecks {
             total = try allocatedContent(mnt).total
         }
         let files = try allocatedContent(mnt).files
-        XCTAssertLessThanOrEqual(total, limit, "content cache holds \(total) bytes 15 s after reading big.bin and 10 small files, over --cache-size 8M: \(files)",
+        XCTAssertLessThanOrEqual(total, limit, "content cache holds \(total) bytes 15 s after big.bin was closed, over --cache-size 8M: \(files)",
                                  file: file, line: line)
     }
 

@@ -19,6 +19,7 @@ public final class ContentCache: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [ItemIdentifier: ContentEntry] = [:]
     private var nextFile: Int64
+    private var evictionPending = false
 
     public init(directory: URL, store: PlaceholderStore, limit: Int64,
                 chunkSize: Int64 = 128 << 10, maxRequestSize: Int64 = 2 << 20) throws {
@@ -181,10 +182,26 @@ public final class ContentCache: @unchecked Sendable {
     private func finishDownload(_ e: ContentEntry, chunks: [Int64]) {
         e.withLock { for c in chunks { e.inflight[c] = nil } }
         release(e, asHandle: false)
-        evictIfNeeded()
+        scheduleEviction()
     }
 
     // MARK: stopProviding
+
+    /// Runs `evictIfNeeded` in the background, off the reader's path. Calls while a run is
+    /// pending fold into it, so a burst of downloads or closes costs one pass.
+    func scheduleEviction() {
+        let start = lock.withLock { () -> Bool in
+            if evictionPending { return false }
+            evictionPending = true
+            return true
+        }
+        guard start else { return }
+        Task(priority: .utility) { [self] in
+            // Cleared first: a change made while this pass runs schedules the next one.
+            lock.withLock { evictionPending = false }
+            evictIfNeeded()
+        }
+    }
 
     /// Evicts least recently used content until the cache is within `limit`.
     public func evictIfNeeded() {

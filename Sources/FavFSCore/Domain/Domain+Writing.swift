@@ -31,10 +31,6 @@ extension Domain {
         }
     }
 
-    func removePlaceholder(_ id: ItemIdentifier) {
-        forgetSubtree(id)
-    }
-
     /// Updates the in-memory placeholder of a file being written (size, mtime); the store
     /// follows on close.
     private func touch(_ id: ItemIdentifier, size: Int64) {
@@ -245,7 +241,7 @@ extension Domain {
         }
         try? store.deleteJournal(id)
         content.remove(id)
-        removePlaceholder(id)
+        forgetSubtree(id)
         for waiter in state?.waiters ?? [] { waiter.resume() }
     }
 
@@ -261,7 +257,7 @@ extension Domain {
         if localChildren || !remoteChildren.isEmpty { throw error(.notEmpty, id, "folder not empty") }
         do { try await w.delete(item) }
         catch let e as ProviderError where e.kind == .notFound { }
-        removePlaceholder(id)
+        forgetSubtree(id)
     }
 
     /// Renames or moves an item, replacing a destination file (or empty folder) unless

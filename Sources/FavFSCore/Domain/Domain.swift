@@ -232,9 +232,9 @@ public final class Domain: @unchecked Sendable {
         guard let f = lock.withLock({ handles.removeValue(forKey: handle) }) else { return }
         if f.writable { finishWriting(f) }
         content.release(f.entry, asHandle: true)
-        // --cache-size holds once a file is closed, not only at the next download.
-        let content = content
-        Task(priority: .utility) { content.evictIfNeeded() }
+        // --cache-size holds once a file is closed (an open file is never evicted), not only
+        // at the next download.
+        content.scheduleEviction()
     }
 
     func openFile(handle: UInt64) throws -> OpenFile {

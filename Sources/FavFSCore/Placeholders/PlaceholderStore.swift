@@ -153,11 +153,6 @@ public final class PlaceholderStore: Sendable {
                        arguments: [id.rawValue, prefix.utf8.count, prefix])
     }
 
-    /// Marks a folder's listing as stale, so the next access enumerates it again.
-    public func invalidateListing(of folder: ItemIdentifier) throws {
-        try pool.write { db in try db.execute(sql: "UPDATE item SET listedAt = NULL WHERE id = ?", arguments: [folder.rawValue]) }
-    }
-
     // MARK: content index
 
     /// What the content cache knows of one item's cached bytes.
