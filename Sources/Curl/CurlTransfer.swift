@@ -49,6 +49,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     // C memory that must outlive the transfer.
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// QUOTE/POSTQUOTE lists from `request.options`.
+    private var extraLists: [UnsafeMutablePointer<curl_slist>?] = []
     private var postData: UnsafeMutablePointer<CChar>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
@@ -63,8 +65,15 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         curl_slist_free_all(headerList)
+        for list in extraLists { curl_slist_free_all(list) }
         postData?.deallocate()
         errorBuffer.deallocate()
+    }
+
+    /// HTTP(S) responses have statuses; FTP and SFTP bodies always go to the sink.
+    var isHTTP: Bool {
+        let url = request.url.lowercased()
+        return url.hasPrefix("http://") || url.hasPrefix("https://")
     }
 
     /// The URL for messages: the userinfo part (`user:pass@`) removed.
@@ -102,8 +111,14 @@ final class CurlTransfer: @unchecked Sendable {
         check(favfs_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, options.verifyTLS ? 1 : 0), "SSL_VERIFYPEER")
         check(favfs_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, options.verifyTLS ? 2 : 0), "SSL_VERIFYHOST")
 
+        for option in request.options {
+            if let (code, what) = apply(option, easy) { check(code, what) }
+        }
+
         let method = request.method.uppercased()
-        if method == "HEAD" {
+        if !isHTTP {
+            // FTP/SFTP: the method is not a request line; options say what to do.
+        } else if method == "HEAD" {
             check(favfs_easy_setopt_long(easy, CURLOPT_NOBODY, 1), "NOBODY")
         } else if method != "GET" {
             check(favfs_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method), "CUSTOMREQUEST")
@@ -112,7 +127,7 @@ final class CurlTransfer: @unchecked Sendable {
         var headerLines = request.headers.map { "\($0.name): \($0.value)" }
         if let upload {
             if let (code, what) = configureUpload(easy, upload, context: me) { check(code, what) }
-        } else if request.body != nil || method == "PUT" || method == "POST" {
+        } else if isHTTP && (request.body != nil || method == "PUT" || method == "POST") {
             let data = request.body ?? Data()
             // curl does not copy POSTFIELDS; the buffer lives as long as the transfer. POSTFIELDS
             // (rather than a read callback) lets curl resend the body after an auth challenge.
@@ -162,6 +177,47 @@ final class CurlTransfer: @unchecked Sendable {
 
     func detachEasy() { easy = nil }
 
+    /// Sets one `CurlOption`; returns the failure, if any.
+    private func apply(_ option: CurlOption, _ easy: UnsafeMutableRawPointer) -> (CURLcode, String)? {
+        func long(_ o: CURLoption, _ v: Int, _ what: String) -> (CURLcode, String)? {
+            let c = favfs_easy_setopt_long(easy, o, v); return c == CURLE_OK ? nil : (c, what)
+        }
+        func string(_ o: CURLoption, _ v: String, _ what: String) -> (CURLcode, String)? {
+            let c = favfs_easy_setopt_string(easy, o, v); return c == CURLE_OK ? nil : (c, what)
+        }
+        func list(_ o: CURLoption, _ lines: [String], _ what: String) -> (CURLcode, String)? {
+            var l: UnsafeMutablePointer<curl_slist>? = nil
+            for line in lines { l = curl_slist_append(l, line) }
+            extraLists.append(l)
+            let c = favfs_easy_setopt_slist(easy, o, l); return c == CURLE_OK ? nil : (c, what)
+        }
+        switch option {
+        case .range(let r): return string(CURLOPT_RANGE, r, "RANGE")
+        case .quote(let q): return list(CURLOPT_QUOTE, q, "QUOTE")
+        case .postQuote(let q): return list(CURLOPT_POSTQUOTE, q, "POSTQUOTE")
+        case .noBody: return long(CURLOPT_NOBODY, 1, "NOBODY")
+        case .fileTime: return long(CURLOPT_FILETIME, 1, "FILETIME")
+        case .dirListOnly: return long(CURLOPT_DIRLISTONLY, 1, "DIRLISTONLY")
+        case .customRequest(let r): return string(CURLOPT_CUSTOMREQUEST, r, "CUSTOMREQUEST")
+        case .useSSL(let level): return long(CURLOPT_USE_SSL, level.rawValue, "USE_SSL")
+        case .ftpCreateMissingDirs(let v): return long(CURLOPT_FTP_CREATE_MISSING_DIRS, v, "FTP_CREATE_MISSING_DIRS")
+        case .ftpSkipPasvIP(let v): return long(CURLOPT_FTP_SKIP_PASV_IP, v ? 1 : 0, "FTP_SKIP_PASV_IP")
+        case .ftpFileMethod(let v): return long(CURLOPT_FTP_FILEMETHOD, v, "FTP_FILEMETHOD")
+        case .sshKnownHosts(let f): return string(CURLOPT_SSH_KNOWNHOSTS, f, "SSH_KNOWNHOSTS")
+        case .sshPrivateKeyFile(let f): return string(CURLOPT_SSH_PRIVATE_KEYFILE, f, "SSH_PRIVATE_KEYFILE")
+        case .sshPublicKeyFile(let f): return string(CURLOPT_SSH_PUBLIC_KEYFILE, f, "SSH_PUBLIC_KEYFILE")
+        case .keyPassword(let p): return string(CURLOPT_KEYPASSWD, p, "KEYPASSWD")
+        case .sshAuthTypes(let t): return long(CURLOPT_SSH_AUTH_TYPES, t, "SSH_AUTH_TYPES")
+        case .newFilePermissions(let p): return long(CURLOPT_NEW_FILE_PERMS, p, "NEW_FILE_PERMS")
+        case .newDirectoryPermissions(let p): return long(CURLOPT_NEW_DIRECTORY_PERMS, p, "NEW_DIRECTORY_PERMS")
+        case .append: return long(CURLOPT_APPEND, 1, "APPEND")
+        case .awsSigV4(let s): return string(CURLOPT_AWS_SIGV4, s, "AWS_SIGV4")
+        case .resumeFrom(let o):
+            let c = favfs_easy_setopt_off_t(easy, CURLOPT_RESUME_FROM_LARGE, curl_off_t(o)); return c == CURLE_OK ? nil : (c, "RESUME_FROM_LARGE")
+        case .timeoutMilliseconds(let ms): return long(CURLOPT_TIMEOUT_MS, ms, "TIMEOUT_MS")
+        }
+    }
+
     // MARK: callbacks (loop thread)
 
     fileprivate func headerLine(_ line: String) {
@@ -182,7 +238,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Returns the number of bytes consumed; anything else makes curl abort with a write error.
     fileprivate func bodyChunk(_ chunk: UnsafeRawBufferPointer) -> Int {
-        guard case let .file(fd, placement) = sink, (200..<300).contains(status) else {
+        guard case let .file(fd, placement) = sink, !isHTTP || (200..<300).contains(status) else {
             body.append(contentsOf: chunk)
             return chunk.count
         }
@@ -231,8 +287,18 @@ final class CurlTransfer: @unchecked Sendable {
         if code == CURLE_OK {
             var responseCode = 0
             if let easy { favfs_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &responseCode) }
-            let response = CurlResponse(status: responseCode != 0 ? responseCode : status, headers: headers,
+            var response = CurlResponse(status: responseCode != 0 ? responseCode : status, headers: headers,
                                         body: body, bytesWritten: bytesWritten)
+            if let easy {
+                var fileTime: curl_off_t = -1
+                if favfs_easy_getinfo_off_t(easy, CURLINFO_FILETIME_T, &fileTime) == CURLE_OK, fileTime >= 0 {
+                    response.fileTime = Int64(fileTime)
+                }
+                var length: curl_off_t = -1
+                if favfs_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK, length >= 0 {
+                    response.contentLength = Int64(length)
+                }
+            }
             return .success(Completed(response: response, writtenAt: writeStart ?? placementStartGuess))
         }
         let buffered = String(cString: errorBuffer)

@@ -26,13 +26,16 @@ public struct CurlRequest: Sendable {
     public var headers: [CurlHeader]
     public var body: Data?
     public var credentials: CurlCredentials?
+    /// Protocol options (FTP/SFTP commands, ranges, SSH keys, SigV4), applied in order.
+    public var options: [CurlOption]
     public init(method: String = "GET", url: String, headers: [CurlHeader] = [], body: Data? = nil,
-                credentials: CurlCredentials? = nil) {
+                credentials: CurlCredentials? = nil, options: [CurlOption] = []) {
         self.method = method; self.url = url; self.headers = headers; self.body = body; self.credentials = credentials
+        self.options = options
     }
 }
 
-/// A response. Header names are lowercased; repeated headers are joined with ", ".
+/// A response. For FTP the status is the last reply code; for SFTP 0. Header names are lowercased; repeated headers are joined with ", ".
 public struct CurlResponse: Sendable {
     public var status: Int
     public var headers: [String: String]
@@ -40,6 +43,10 @@ public struct CurlResponse: Sendable {
     public var body: Data
     /// For `download`: bytes written to the file descriptor.
     public var bytesWritten: Int64
+    /// The remote modification time in seconds since 1970, when `.fileTime` was asked and known.
+    public var fileTime: Int64?
+    /// The content length the server announced (FTP SIZE, SFTP stat, HTTP Content-Length).
+    public var contentLength: Int64?
     public init(status: Int, headers: [String: String], body: Data, bytesWritten: Int64 = 0) {
         self.status = status; self.headers = headers; self.body = body; self.bytesWritten = bytesWritten
     }

@@ -1,18 +1,33 @@
 import Foundation
 import FavFSCore
 
-/// A remote's URL in the gvfs convention (`dav://user@host:port/path`, `file:///path`), parsed.
+/// A remote's URL in the gvfs convention (`dav://user@host:port/path`, `s3://bucket/prefix`,
+/// `sftp://user@host/path`, `file:///path`, ...), parsed. Query items are provider options
+/// (`s3://bucket?region=eu-west-1`), for one-off mounts.
 public struct RemoteURL: Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable { case webdav, local }
+    /// Which provider speaks this URL.
+    public enum Kind: String, Sendable, CaseIterable {
+        case webdav, local, s3, sftp, ftp, httpIndex, favart
+    }
+
+    /// Every scheme favfs knows, and its provider.
+    public static let schemes: [String: Kind] = [
+        "dav": .webdav, "davs": .webdav, "file": .local, "s3": .s3, "sftp": .sftp,
+        "ftp": .ftp, "ftps": .ftp, "http": .httpIndex, "https": .httpIndex,
+        "favart": .favart, "favarts": .favart,
+    ]
 
     public let kind: Kind
     public let scheme: String
     public let user: String?
     public let password: String?
+    /// The host (for `s3://`, the bucket).
     public let host: String
     public let port: Int?
-    /// The path, percent-decoded, always starting with "/".
+    /// The path, percent-decoded, always starting with "/" (for `s3://`, the key prefix).
     public let path: String
+    /// Options from the URL's query (`?region=eu-west-1&endpoint=http://127.0.0.1:9000`).
+    public let options: [String: String]
 
     public struct ParseError: Error, CustomStringConvertible {
         public let description: String
@@ -20,28 +35,36 @@ public struct RemoteURL: Sendable, Equatable, CustomStringConvertible {
 
     public init(_ string: String) throws {
         guard let comps = URLComponents(string: string), let scheme = comps.scheme?.lowercased() else {
-            throw ParseError(description: "'\(string)' is not a URL (expected dav://host/path, davs://host/path or file:///path)")
+            throw ParseError(description: "'\(string)' is not a URL (e.g. dav://host/path, s3://bucket/prefix, sftp://user@host/path, file:///path)")
         }
         self.scheme = scheme
-        switch scheme {
-        case "dav", "davs": kind = .webdav
-        case "file": kind = .local
-        default:
-            throw ParseError(description: "unsupported remote scheme '\(scheme)://' (supported: dav://, davs://, file://)")
+        guard let kind = Self.schemes[scheme] else {
+            let known = Self.schemes.keys.sorted().map { "\($0)://" }.joined(separator: ", ")
+            throw ParseError(description: "unsupported remote scheme '\(scheme)://' (supported: \(known))")
         }
+        self.kind = kind
         user = comps.user
         password = comps.password
         host = comps.host ?? ""
         port = comps.port
         let p = comps.path.isEmpty ? "/" : comps.path
         path = p.hasPrefix("/") ? p : "/" + p
-        if kind == .webdav && host.isEmpty { throw ParseError(description: "'\(string)' has no host") }
-        if kind == .local && !host.isEmpty && host != "localhost" {
-            throw ParseError(description: "file:// remotes are local folders: use file:///absolute/path")
+        var options: [String: String] = [:]
+        for item in comps.queryItems ?? [] {
+            guard !item.name.isEmpty else { continue }
+            options[item.name] = item.value ?? "true"
+        }
+        self.options = options
+        if kind == .local {
+            if !host.isEmpty && host != "localhost" {
+                throw ParseError(description: "file:// remotes are local folders: use file:///absolute/path")
+            }
+        } else if host.isEmpty {
+            throw ParseError(description: kind == .s3 ? "'\(string)' has no bucket (s3://BUCKET/prefix)" : "'\(string)' has no host")
         }
     }
 
-    /// The URL without credentials, for messages, logs and the mount table.
+    /// The URL without credentials and options, for messages, logs and the mount table.
     public var description: String {
         var s = "\(scheme)://"
         if let user { s += "\(user)@" }

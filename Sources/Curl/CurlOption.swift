@@ -1,0 +1,50 @@
+// Per-request libcurl options beyond HTTP method/headers/body: what the FTP, SFTP and S3
+// providers need. Typed, so providers never touch CCurl.
+import Foundation
+
+/// One extra libcurl option for a request. Each maps to exactly one `CURLOPT_*`.
+public enum CurlOption: Sendable, Equatable {
+    /// CURLOPT_RANGE: `"start-end"` (inclusive), for FTP (REST) and SFTP (seek) ranged reads.
+    case range(String)
+    /// CURLOPT_QUOTE: protocol commands run before the transfer (FTP: `RNFR x`; SFTP: `rename a b`).
+    case quote([String])
+    /// CURLOPT_POSTQUOTE: commands run after the transfer.
+    case postQuote([String])
+    /// CURLOPT_NOBODY: no content (FTP/SFTP: a stat; with `.fileTime`, the mtime too).
+    case noBody
+    /// CURLOPT_FILETIME: ask for the remote modification time (`CurlResponse.fileTime`).
+    case fileTime
+    /// CURLOPT_DIRLISTONLY: names only (FTP NLST; SFTP names without the long format).
+    case dirListOnly
+    /// CURLOPT_CUSTOMREQUEST for FTP/SFTP listings (e.g. `MLSD`). For HTTP set `CurlRequest.method`.
+    case customRequest(String)
+    /// CURLOPT_USE_SSL: `.all` for FTPS (explicit TLS on `ftp://` or implicit on `ftps://`).
+    case useSSL(SSLLevel)
+    /// CURLOPT_FTP_CREATE_MISSING_DIRS (0/1/2).
+    case ftpCreateMissingDirs(Int)
+    /// CURLOPT_FTP_SKIP_PASV_IP: connect to the control host, not the address in the 227 reply.
+    case ftpSkipPasvIP(Bool)
+    /// CURLOPT_FTP_FILEMETHOD: how curl walks to a path (1 multicwd, 2 nocwd, 3 singlecwd).
+    case ftpFileMethod(Int)
+    /// CURLOPT_SSH_KNOWNHOSTS: the known_hosts file the host key must be in.
+    case sshKnownHosts(String)
+    /// CURLOPT_SSH_PRIVATE_KEYFILE / CURLOPT_SSH_PUBLIC_KEYFILE / CURLOPT_KEYPASSWD.
+    case sshPrivateKeyFile(String)
+    case sshPublicKeyFile(String)
+    case keyPassword(String)
+    /// CURLOPT_SSH_AUTH_TYPES bit mask (CURLSSH_AUTH_PUBLICKEY = 1, PASSWORD = 2, ...).
+    case sshAuthTypes(Int)
+    /// CURLOPT_NEW_FILE_PERMS / CURLOPT_NEW_DIRECTORY_PERMS for SFTP uploads and mkdir.
+    case newFilePermissions(Int)
+    case newDirectoryPermissions(Int)
+    /// CURLOPT_APPEND: upload appends (FTP APPE, SFTP append).
+    case append
+    /// CURLOPT_AWS_SIGV4: `"aws:amz:REGION:s3"`; the credentials are the request's user/password.
+    case awsSigV4(String)
+    /// CURLOPT_RESUME_FROM_LARGE.
+    case resumeFrom(Int64)
+    /// CURLOPT_TIMEOUT_MS for the whole transfer (0 = none); the low-speed limit still applies.
+    case timeoutMilliseconds(Int)
+
+    public enum SSLLevel: Int, Sendable { case none = 0, tryTLS = 1, control = 2, all = 3 }
+}
