@@ -77,14 +77,26 @@ public final class BackgroundProcess: @unchecked Sendable {
 }
 
 /// Kills registered process groups when the test process exits, however it exits normally.
-enum ProcessReaper {
+public enum ProcessReaper {
     nonisolated(unsafe) private static var pids = Set<pid_t>()
+    nonisolated(unsafe) private static var cleanups: [@Sendable () -> Void] = []
     private static let lock = NSLock()
     nonisolated(unsafe) private static var installed = false
 
     static func register(_ pid: pid_t) {
         lock.lock(); defer { lock.unlock() }
         pids.insert(pid)
+        installIfNeeded()
+    }
+
+    /// Runs `cleanup` at exit (for servers that daemonize themselves, such as apache2 -k start).
+    public static func atExit(_ cleanup: @escaping @Sendable () -> Void) {
+        lock.lock(); defer { lock.unlock() }
+        cleanups.append(cleanup)
+        installIfNeeded()
+    }
+
+    private static func installIfNeeded() {
         if !installed {
             installed = true
             atexit { ProcessReaper.killAll() }
@@ -97,7 +109,8 @@ enum ProcessReaper {
     }
 
     static func killAll() {
-        lock.lock(); let all = pids; lock.unlock()
+        lock.lock(); let all = pids; let blocks = cleanups; lock.unlock()
         for pid in all { kill(-pid, SIGKILL) }
+        for block in blocks { block() }
     }
 }
