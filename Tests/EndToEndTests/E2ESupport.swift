@@ -7,6 +7,12 @@ import XCTest
 
 /// Skips (or, under CI=true, fails) when what an end-to-end test needs is missing.
 enum E2EGate {
+    /// For Swift Testing suites (no XCTSkip there): missing FUSE or the binary is an error.
+    static func requireFUSE() throws {
+        if !TestEnvironment.hasFUSE { throw ShellError("end-to-end tests need /dev/fuse") }
+        if !FavFSBinary.isAvailable { throw ShellError("end-to-end tests need the favfs binary at \(FavFSBinary.path) (set FAVFS_BIN or swift build)") }
+    }
+
     static func require(apache: Bool, file: StaticString = #filePath, line: UInt = #line) throws {
         var missing: [String] = []
         if !TestEnvironment.hasFUSE { missing.append("/dev/fuse") }

@@ -252,9 +252,9 @@ extension Domain {
         let w = try writer(id)
         let item = try await lookup(parent, name)
         guard item.kind == .folder else { throw error(.notAFolder, id, "not a folder") }
+        // Remote children are the provider's check (WritableProvider.delete refuses a non-empty folder).
         let localChildren = lock.withLock { dirty.keys.contains { $0.parent == id } }
-        let remoteChildren = try await provider.enumerateItems(in: id, page: nil).items
-        if localChildren || !remoteChildren.isEmpty { throw error(.notEmpty, id, "folder not empty") }
+        if localChildren { throw error(.notEmpty, id, "folder not empty") }
         do { try await w.delete(item) }
         catch let e as ProviderError where e.kind == .notFound { }
         forgetSubtree(id)

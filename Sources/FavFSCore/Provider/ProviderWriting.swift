@@ -23,7 +23,7 @@ public protocol WritableProvider: Provider {
     func upload(_ id: ItemIdentifier, from source: ContentSource, precondition: UploadPrecondition) async throws -> Item
     /// Creates one folder (its parent exists).
     func createFolder(_ id: ItemIdentifier) async throws -> Item
-    /// Deletes a file, a symlink or an empty folder.
+    /// Deletes a file, a symlink or an empty folder; a folder with children fails with `.notEmpty`.
     func delete(_ item: Item) async throws
     /// Moves an item; `replacing` allows an existing destination file to be overwritten.
     func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item

@@ -6,7 +6,7 @@ import FavFSCore
 public final class LocalProvider: Provider {
     public let root: String
     public let remoteDescription: String
-    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .symlinks] }
+    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .symlinks, .write, .rename, .delete, .createFolder] }
 
     public init(root: String) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root

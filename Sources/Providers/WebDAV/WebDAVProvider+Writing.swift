@@ -90,6 +90,11 @@ extension WebDAVProvider: WritableProvider {
     /// WebDAV would delete a whole tree).
     public func delete(_ item: Item) async throws {
         let path = item.identifier.rawValue
+        // DELETE of a collection removes the whole tree; rmdir must not. Checked right before
+        // (a child created at the remote in between is deleted with it: documented).
+        if item.isFolder, !(try await enumerateItems(in: item.identifier, page: nil).items.isEmpty) {
+            throw ProviderError(.notEmpty, remote: remoteDescription, path: path, detail: "the folder is not empty")
+        }
         let request = CurlRequest(method: "DELETE", url: paths.url(for: item.identifier, isFolder: item.isFolder),
                                   credentials: configuration.credentials)
         let response: CurlResponse

@@ -10,10 +10,7 @@ struct ConformanceTarget: Sendable, CustomStringConvertible {
     var description: String { server.name }
 
     /// Every provider the suite runs against. Each server starts on first use and stops at exit.
-    static let all: [ConformanceTarget] = [
-        LocalConformanceServer.shared,
-        WebDAVConformanceServer.shared,
-    ].map(ConformanceTarget.init)
+    static let all: [ConformanceTarget] = ConformanceServers.all.map(ConformanceTarget.init)
 
     /// The provider for `remote`, made the way `favfs mount` makes it.
     func provider(_ remote: ConformanceRemote, extraOptions: [String: String] = [:]) throws -> any Provider {

@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+import FavFSCore
+import Providers
+import TestSupport
+
+/// The write side of the conformance suite: create, replace, conflicts, folders, delete, rename,
+/// and the errno-bearing refusals of what a provider cannot do.
+@Suite(.serialized)
+struct WritingConformanceTests {
+    /// The writable provider, or nil after checking that a read-only one really is read-only.
+    private func writer(_ t: ConformanceTarget) throws -> (any WritableProvider)? {
+        let provider = try t.provider()
+        guard t.server.traits.writable else {
+            #expect(!(provider is any WritableProvider), "\(t) is declared read-only but its provider can write")
+            #expect(!provider.capabilities.contains(.write))
+            return nil
+        }
+        let w = try #require(provider as? any WritableProvider, "\(t) is declared writable but its provider is not")
+        #expect(provider.capabilities.contains(.write))
+        return w
+    }
+
+    /// A temp file holding `data`, as the content cache would: uploads stream from its fd.
+    private func source(_ data: Data) throws -> (ContentSource, () -> Void) {
+        let path = NSTemporaryDirectory() + "favfs-conf-up-\(UUID().uuidString)"
+        try data.write(to: URL(fileURLWithPath: path))
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw ShellError("open \(path)") }
+        return (ContentSource(fd: fd, length: Int64(data.count)), { close(fd); unlink(path) })
+    }
+
+    private func upload(_ w: any WritableProvider, _ path: String, _ data: Data, _ pre: UploadPrecondition) async throws -> Item {
+        let (src, done) = try source(data)
+        defer { done() }
+        return try await w.upload(Conformance.id(path), from: src, precondition: pre)
+    }
+
+    @Test("creates, replaces and refuses to overwrite a changed file", arguments: ConformanceTarget.all)
+    func createReplaceConflict(_ t: ConformanceTarget) async throws {
+        guard let w = try writer(t) else { return }
+        let area = t.area("write")
+        try t.server.seed(files: [:], folders: [area])
+        let path = "\(area)/\(t.server.fileName("new file"))"
+        let v1 = Conformance.content(path, size: 1_500_000)
+
+        let created = try await upload(w, path, v1, .mustNotExist)
+        #expect(try t.server.contents(of: path) == v1, "the server does not have the uploaded bytes")
+        #expect(created.size == Int64(v1.count) && created.kind == .file)
+        let listed = try #require(try await w.enumerateAll(in: Conformance.id(area)).first { $0.name == created.name })
+        #expect(listed.version == created.version, "the upload returned version \(created.version ?? "nil") but the listing says \(listed.version ?? "nil")")
+
+        await Conformance.expectError([.exists], "creating a file that exists") {
+            _ = try await upload(w, path, Data("other".utf8), .mustNotExist)
+        }
+        #expect(try t.server.contents(of: path) == v1, "a refused create changed the file")
+
+        let v2 = Conformance.content(path + "2", size: 2_000_001)
+        let replaced = try await upload(w, path, v2, created.version.map { .mustMatch($0) } ?? .none)
+        #expect(try t.server.contents(of: path) == v2)
+        if created.version != nil { #expect(replaced.version != created.version, "a replaced file kept its version") }
+
+        guard t.server.traits.detectsConflicts, let stale = replaced.version else { return }
+        let theirs = Conformance.content(path + "theirs", size: 2_000_001)
+        try t.server.overwrite(path, with: theirs)
+        await Conformance.expectError([.versionChanged], "replacing a file that changed at the remote") {
+            _ = try await upload(w, path, Data("mine".utf8), .mustMatch(stale))
+        }
+        #expect(try t.server.contents(of: path) == theirs, "a conflicting upload overwrote the remote's change")
+
+        _ = try await upload(w, path, Data("forced".utf8), .none)
+        #expect(try t.server.contents(of: path) == Data("forced".utf8))
+    }
+
+    @Test("makes folders and deletes files and empty folders", arguments: ConformanceTarget.all)
+    func foldersAndDelete(_ t: ConformanceTarget) async throws {
+        guard let w = try writer(t) else { return }
+        let area = t.area("folders")
+        try t.server.seed(files: [:], folders: [area])
+        let folder = "\(area)/new folder"
+        let made = try await w.createFolder(Conformance.id(folder))
+        #expect(made.kind == .folder)
+        #expect(try t.server.exists(folder))
+        await Conformance.expectError([.exists], "making a folder that exists") {
+            _ = try await w.createFolder(Conformance.id(folder))
+        }
+        let file = "\(folder)/\(t.server.fileName("inside"))"
+        let item = try await upload(w, file, Data("inside".utf8), .mustNotExist)
+        await Conformance.expectError([.notEmpty], "deleting a folder that is not empty") {
+            try await w.delete(made)
+        }
+        #expect(try t.server.contents(of: file) == Data("inside".utf8), "a refused folder delete removed its content")
+        try await w.delete(item)
+        #expect(try !t.server.exists(file))
+        try await w.delete(try await w.item(for: Conformance.id(folder)))
+        #expect(try !t.server.exists(folder))
+        await Conformance.expectError([.notFound], "deleting what is gone") {
+            try await w.delete(item)
+        }
+    }
+
+    @Test("renames files and folders, replacing only when asked", arguments: ConformanceTarget.all)
+    func renames(_ t: ConformanceTarget) async throws {
+        guard let w = try writer(t) else { return }
+        guard w.capabilities.contains(.rename) else {
+            let item = try await upload(w, "\(t.area("norename"))-\(t.server.fileName("x"))", Data("x".utf8), .mustNotExist)
+            await Conformance.expectError([.notSupported], "renaming on a remote without rename") {
+                _ = try await w.move(item, to: Conformance.id(t.area("y")), replacing: false)
+            }
+            return
+        }
+        let area = t.area("rename")
+        let a = "\(area)/\(t.server.fileName("a"))", b = "\(area)/\(t.server.fileName("b"))", c = "\(area)/\(t.server.fileName("c it's"))"
+        try t.server.seed(files: [a: Data("A".utf8), b: Data("B".utf8), "\(area)/dir/sub/\(t.server.fileName("deep"))": Data("deep".utf8)], folders: [])
+        let itemA = try await w.item(for: Conformance.id(a))
+        let moved = try await w.move(itemA, to: Conformance.id(c), replacing: false)
+        #expect(moved.identifier == Conformance.id(c))
+        #expect(try t.server.contents(of: c) == Data("A".utf8))
+        #expect(try !t.server.exists(a))
+
+        await Conformance.expectError([.exists], "renaming onto an existing file without replacing") {
+            _ = try await w.move(moved, to: Conformance.id(b), replacing: false)
+        }
+        #expect(try t.server.contents(of: b) == Data("B".utf8))
+        _ = try await w.move(try await w.item(for: Conformance.id(c)), to: Conformance.id(b), replacing: true)
+        #expect(try t.server.contents(of: b) == Data("A".utf8))
+        #expect(try !t.server.exists(c))
+
+        let dir = try await w.item(for: Conformance.id("\(area)/dir"))
+        _ = try await w.move(dir, to: Conformance.id("\(area)/renamed dir"), replacing: false)
+        #expect(try t.server.contents(of: "\(area)/renamed dir/sub/\(t.server.fileName("deep"))") == Data("deep".utf8))
+        #expect(try !t.server.exists("\(area)/dir"))
+    }
+
+    @Test("what a provider cannot do answers the right error", arguments: ConformanceTarget.all)
+    func unsupportedOperations(_ t: ConformanceTarget) async throws {
+        guard let w = try writer(t) else { return }
+        let area = t.area("caps")
+        let path = "\(area)/\(t.server.fileName("f"))"
+        try t.server.seed(files: [path: Data("f".utf8)], folders: [])
+        #expect(w.capabilities.contains(.symlinks) == t.server.traits.symlinks)
+        if t.server.traits.symlinks {
+            let link = try await w.createSymlink(Conformance.id("\(area)/link"), target: "f")
+            #expect(link.kind == .symlink && link.symlinkTarget == "f")
+            let listed = try await w.enumerateAll(in: Conformance.id(area)).first { $0.name == "link" }
+            #expect(listed?.kind == .symlink && listed?.symlinkTarget == "f")
+        } else {
+            await Conformance.expectError([.notSupported], "creating a symlink") {
+                _ = try await w.createSymlink(Conformance.id("\(area)/link"), target: "f")
+            }
+        }
+        if t.server.traits.keepsModified {
+            let when = 1_600_000_000.0
+            let item = try await w.setModified(Conformance.id(path), to: when)
+            #expect(abs((item.modified ?? 0) - when) <= (t.server.traits.modifiedPrecision ?? 1))
+            let listed = try await w.enumerateAll(in: Conformance.id(area)).first { $0.name == item.name }
+            #expect(listed?.version == item.version, "setModified returned a version the listing does not have")
+        } else {
+            await Conformance.expectError([.notSupported], "setting a modification time") {
+                _ = try await w.setModified(Conformance.id(path), to: 1_600_000_000)
+            }
+        }
+        if let max = t.server.traits.maxUploadSize {
+            let big = "\(area)/\(t.server.fileName("too big"))"
+            let (src, done) = try sparseSource(size: max + 1)
+            defer { done() }
+            await Conformance.expectError([.tooLarge], "uploading more than the remote's limit") {
+                _ = try await w.upload(Conformance.id(big), from: src, precondition: .mustNotExist)
+            }
+            #expect(try !t.server.exists(big))
+        }
+    }
+
+    private func sparseSource(size: Int64) throws -> (ContentSource, () -> Void) {
+        let path = NSTemporaryDirectory() + "favfs-conf-big-\(UUID().uuidString)"
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+        guard fd >= 0, ftruncate(fd, off_t(size)) == 0 else { throw ShellError("sparse \(path)") }
+        return (ContentSource(fd: fd, length: size), { close(fd); unlink(path) })
+    }
+}

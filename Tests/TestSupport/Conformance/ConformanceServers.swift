@@ -1,0 +1,8 @@
+/// Every provider's test server, in the order the suites run them. Add a provider here once
+/// and both the provider conformance suite and the end-to-end mount suite run against it.
+public enum ConformanceServers {
+    public static let all: [any ConformanceServer] = [
+        LocalConformanceServer.shared,
+        WebDAVConformanceServer.shared,
+    ]
+}
