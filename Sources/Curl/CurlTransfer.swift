@@ -27,6 +27,8 @@ final class CurlTransfer: @unchecked Sendable {
     let upload: UploadSource?
     let options: TransportOptions
     var continuation: CheckedContinuation<Completed, Error>?
+    /// Told the file range written so far after each body write (downloads only).
+    var progress: (@Sendable (Range<Int64>) -> Void)?
 
     private(set) var easy: UnsafeMutableRawPointer?
     private(set) var isFinished = false
@@ -269,6 +271,7 @@ final class CurlTransfer: @unchecked Sendable {
             done += n
             bytesWritten += Int64(n)
         }
+        progress?(writeStart!..<(writeStart! + bytesWritten))
         return chunk.count
     }
 

@@ -41,11 +41,16 @@ public final class CurlTransport: Sendable {
     /// A ranged download whose write offset follows the response: a 206 body goes to the start
     /// in its `Content-Range`, a 200 body (the server ignored `Range`) to offset 0, so the bytes
     /// always land at their own offset in the file. Returns the response and where writing began.
-    package func downloadRange(_ request: CurlRequest, into fd: Int32, requestedStart: Int64) async throws
+    /// `progress`, when given, is called on the transfer thread after each write with the range
+    /// written so far (2xx bodies only); it must be quick and must not block.
+    package func downloadRange(_ request: CurlRequest, into fd: Int32, requestedStart: Int64,
+                               progress: (@Sendable (Range<Int64>) -> Void)? = nil) async throws
         -> (response: CurlResponse, writtenAt: Int64)
     {
-        let done = try await run(CurlTransfer(request: request, sink: .file(fd: fd, placement: .followResponse(requestedStart: requestedStart)),
-                                              options: options))
+        let transfer = CurlTransfer(request: request, sink: .file(fd: fd, placement: .followResponse(requestedStart: requestedStart)),
+                                    options: options)
+        transfer.progress = progress
+        let done = try await run(transfer)
         return (done.response, done.writtenAt)
     }
 

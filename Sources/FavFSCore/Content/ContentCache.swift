@@ -111,25 +111,49 @@ public final class ContentCache: @unchecked Sendable {
     /// startProviding: makes `range` of the item present, downloading missing chunks (shared
     /// with other readers), and starts fetching `prefetch` in the background without waiting.
     func provide(_ e: ContentEntry, item: Item, range: Range<Int64>, prefetch: Range<Int64>?, provider: any Provider) async throws {
-        let waits: [Task<Void, Error>] = try e.withLock {
-            if e.stale { throw ProviderError(.versionChanged, remote: provider.remoteDescription, path: item.identifier.rawValue,
-                                             detail: "the file changed on the server while it was open; reopen it") }
-            let wanted = range.clamped(to: 0..<e.size)
+        let wanted = range.clamped(to: 0..<max(0, e.withLock { e.size }))
+        let mustWait: Bool = try e.withLock {
+            if e.stale { throw staleError(item, provider) }
             let tasks = wanted.isEmpty ? [] : schedule(e, item: item, wanted, provider: provider)
             // Read-ahead waits for the reader's own chunks: started together, it competes with
             // them (on a cold server disk the first byte took twice as long).
             if tasks.isEmpty, let prefetch { _ = schedule(e, item: item, prefetch.clamped(to: 0..<e.size), provider: provider) }
-            return tasks
+            return !tasks.isEmpty
         }
-        for t in waits { try await t.value }
-        if !waits.isEmpty, let prefetch {
-            e.withLock { if !e.stale { _ = schedule(e, item: item, prefetch.clamped(to: 0..<e.size), provider: provider) } }
+        if mustWait {
+            // Resumed by the transfer's progress as soon as these bytes are written, or by the
+            // end of the requests that cover them.
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
+                e.withLock {
+                    if e.stale { c.resume(throwing: staleError(item, provider)) }
+                    else if e.ranges.contains(wanted) { c.resume() }
+                    else if !isInFlight(e, wanted) { c.resume(throwing: shortError(item, provider)) }
+                    else { e.waiters.append(RangeWaiter(range: wanted, continuation: c)) }
+                }
+            }
+            if let prefetch {
+                e.withLock { if !e.stale { _ = schedule(e, item: item, prefetch.clamped(to: 0..<e.size), provider: provider) } }
+            }
         }
         let ok = e.withLock { e.ranges.contains(range.clamped(to: 0..<e.size)) }
-        if !ok {
-            throw ProviderError(.invalidResponse, remote: provider.remoteDescription, path: item.identifier.rawValue,
-                                detail: "the server sent fewer bytes than the file's size \(item.size)")
-        }
+        if !ok { throw shortError(item, provider) }
+    }
+
+    private func staleError(_ item: Item, _ provider: any Provider) -> ProviderError {
+        ProviderError(.versionChanged, remote: provider.remoteDescription, path: item.identifier.rawValue,
+                      detail: "the file changed on the server while it was open; reopen it")
+    }
+
+    private func shortError(_ item: Item, _ provider: any Provider) -> ProviderError {
+        ProviderError(.invalidResponse, remote: provider.remoteDescription, path: item.identifier.rawValue,
+                      detail: "the server sent fewer bytes than the file's size \(item.size)")
+    }
+
+    /// True when a download in flight covers some missing chunk of `r` (lock held).
+    private func isInFlight(_ e: ContentEntry, _ r: Range<Int64>) -> Bool {
+        guard !r.isEmpty else { return false }
+        for c in (r.lowerBound / chunkSize)...((r.upperBound - 1) / chunkSize) where e.inflight[c] != nil { return true }
+        return false
     }
 
     /// Starts downloads for the missing chunks of `r` not already in flight; returns every task
@@ -145,8 +169,9 @@ public final class ContentCache: @unchecked Sendable {
             run = []
             e.users += 1
             let t = Task { [self] in
-                defer { self.finishDownload(e, chunks: chunks) }
-                try await self.download(e, item: item, span: span, provider: provider)
+                var failure: Error?
+                defer { self.finishDownload(e, chunks: chunks, span: span, failure: failure) }
+                do { try await self.download(e, item: item, span: span, provider: provider) } catch { failure = error; throw error }
             }
             for c in chunks { e.inflight[c] = t }
             tasks.append(t)
@@ -165,10 +190,20 @@ public final class ContentCache: @unchecked Sendable {
 
     private func download(_ e: ContentEntry, item: Item, span: Range<Int64>, provider: any Provider) async throws {
         do {
-            let written = try await provider.readContents(of: item, range: span, into: ContentSink(fd: e.fd))
+            // Bytes count as present as they land, so readers of the first chunk of a 2 MiB
+            // request do not wait for its last.
+            let sink = ContentSink(fd: e.fd) { written in
+                e.withLock {
+                    guard !e.stale else { return }
+                    e.ranges.insert(written.clamped(to: 0..<e.size))
+                    e.resumeSatisfied()
+                }
+            }
+            let written = try await provider.readContents(of: item, range: span, into: sink)
             let record: PlaceholderStore.ContentRecord = e.withLock {
                 e.ranges.insert(written.clamped(to: 0..<e.size))
                 e.lastUsed = Date().timeIntervalSince1970
+                e.resumeSatisfied()
                 return e.record
             }
             do { try store.saveContent(record) } catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
@@ -179,8 +214,21 @@ public final class ContentCache: @unchecked Sendable {
         }
     }
 
-    private func finishDownload(_ e: ContentEntry, chunks: [Int64]) {
-        e.withLock { for c in chunks { e.inflight[c] = nil } }
+    /// A request ended: waiters it was to satisfy and did not are failed with its error (or, when
+    /// nothing else is bringing their bytes, as short), the others stay for their own requests.
+    private func finishDownload(_ e: ContentEntry, chunks: [Int64], span: Range<Int64>, failure: Error?) {
+        e.withLock {
+            for c in chunks { e.inflight[c] = nil }
+            e.resumeSatisfied()
+            if e.stale {
+                e.fail(ProviderError(.versionChanged, path: e.id.rawValue, detail: "the file changed on the server while it was open; reopen it")) { _ in true }
+                return
+            }
+            if let failure { e.fail(failure) { $0.range.overlaps(span) } }
+            e.fail(ProviderError(.invalidResponse, path: e.id.rawValue, detail: "the server sent fewer bytes than asked for")) {
+                !self.isInFlight(e, $0.range)
+            }
+        }
         release(e, asHandle: false)
         scheduleEviction()
     }

@@ -14,6 +14,9 @@ final class ContentEntry: @unchecked Sendable {
     var size: Int64
     var ranges: ByteRangeSet
     var inflight: [Int64: Task<Void, Error>] = [:]
+    /// Readers waiting for a range; resumed as soon as its bytes are present (not when the whole
+    /// request that brings them ends).
+    var waiters: [RangeWaiter] = []
     /// Open handles plus running downloads; the fd closes when it reaches zero.
     var users = 0
     var openHandles = 0
@@ -38,6 +41,31 @@ final class ContentEntry: @unchecked Sendable {
         .init(id: id, file: file, version: version, size: size, ranges: ranges, lastUsed: lastUsed, pinned: pinned)
     }
 
+    /// Resumes the waiters whose range is present (call with the lock held).
+    func resumeSatisfied() {
+        guard !waiters.isEmpty else { return }
+        waiters.removeAll { w in
+            guard ranges.contains(w.range) else { return false }
+            w.continuation.resume()
+            return true
+        }
+    }
+
+    /// Fails the waiters `matching` with `error` (call with the lock held).
+    func fail(_ error: Error, where matching: (RangeWaiter) -> Bool) {
+        waiters.removeAll { w in
+            guard matching(w) else { return false }
+            w.continuation.resume(throwing: error)
+            return true
+        }
+    }
+
     /// True when every byte of `r` is on disk and may be served.
     func isPresent(_ r: Range<Int64>) -> Bool { withLock { !stale && ranges.contains(r) } }
+}
+
+/// A reader waiting for `range` of an entry.
+struct RangeWaiter {
+    let range: Range<Int64>
+    let continuation: CheckedContinuation<Void, Error>
 }

@@ -50,7 +50,12 @@ public struct Quota: Sendable, Equatable {
 /// `pwrite` at the byte's own offset in the item. Nothing goes through Swift arrays.
 public struct ContentSink: Sendable {
     public let fd: Int32
-    public init(fd: Int32) { self.fd = fd }
+    /// Told, as bytes land, the range written so far (one contiguous range from the first byte),
+    /// so a reader waits only for its own bytes, not for the whole request. A provider passes it
+    /// on only when the bytes are known to be of `item.version` as they arrive (pinned by
+    /// If-Match, or checked before the transfer); otherwise it leaves it unused.
+    public let progress: (@Sendable (Range<Int64>) -> Void)?
+    public init(fd: Int32, progress: (@Sendable (Range<Int64>) -> Void)? = nil) { self.fd = fd; self.progress = progress }
 }
 
 /// The one protocol every provider conforms to. Path-addressed: identifiers are paths below the

@@ -97,14 +97,18 @@ public final class WebDAVProvider: Provider {
         if range.isEmpty { return range }
         var headers = [CurlHeader("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")]
         // A weak ETag cannot be used with If-Match (RFC 9110 §13.1.1 uses strong comparison).
+        var pinned = false
         if let version = item.version, !version.hasPrefix("W/") {
             headers.append(CurlHeader("If-Match", version))
+            pinned = true
         }
         let request = CurlRequest(method: "GET", url: paths.url(for: item.identifier, isFolder: false), headers: headers,
                                   credentials: configuration.credentials)
         let result: (response: CurlResponse, writtenAt: Int64)
         do {
-            result = try await transport.downloadRange(request, into: sink.fd, requestedStart: range.lowerBound)
+            // Progress only for pinned reads: unpinned bytes are not known to be of this version.
+            result = try await transport.downloadRange(request, into: sink.fd, requestedStart: range.lowerBound,
+                                                       progress: pinned ? sink.progress : nil)
         } catch {
             throw errors.transport(error, method: "GET", path: path)
         }
