@@ -25,10 +25,21 @@ struct MultistatusError: Error, Sendable, CustomStringConvertible {
 /// prefix or as the default namespace; elements of other namespaces are ignored.
 enum Multistatus {
     static func parse(_ data: Data) throws(MultistatusError) -> [DAVResource] {
-        let delegate = MultistatusDelegate()
+        var resources: [DAVResource] = []
         // A stream, not XMLParser(data:): that pushes the whole body to libxml2 as one chunk,
         // and a 40 MB listing (100,000 entries) trips its huge-input limit.
-        let parser = XMLParser(stream: InputStream(data: data))
+        try parse(InputStream(data: data)) { resources.append($0) }
+        return resources
+    }
+
+    /// Parses a body as it is read from `stream`, handing each response to `each` as soon as it
+    /// ends: a 100,000-entry listing never exists whole in memory, neither as text nor as resources.
+    static func parse(_ stream: InputStream, each: (DAVResource) -> Void) throws(MultistatusError) {
+        try withoutActuallyEscaping(each) { (each) throws(MultistatusError) in try parse(stream, delegate: MultistatusDelegate(each: each)) }
+    }
+
+    private static func parse(_ stream: InputStream, delegate: MultistatusDelegate) throws(MultistatusError) {
+        let parser = XMLParser(stream: stream)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
         parser.delegate = delegate
@@ -46,7 +57,6 @@ enum Multistatus {
         guard delegate.sawMultistatus else {
             throw MultistatusError(description: "no DAV: multistatus element in the body")
         }
-        return delegate.resources
     }
 
     /// `HTTP/1.1 200 OK` → 200.
@@ -60,7 +70,8 @@ enum Multistatus {
 private final class MultistatusDelegate: NSObject, XMLParserDelegate {
     static let dav = "DAV:"
 
-    var resources: [DAVResource] = []
+    /// Called with each complete response (only during `parse`).
+    private let each: (DAVResource) -> Void
     var failure: String?
     var sawMultistatus = false
 
@@ -75,6 +86,8 @@ private final class MultistatusDelegate: NSObject, XMLParserDelegate {
     private var pending: [String: String] = [:]
     private var pendingCollection = false
     private var propstatStatus: Int?
+
+    init(each: @escaping (DAVResource) -> Void) { self.each = each }
 
     func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
                 qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
@@ -130,7 +143,7 @@ private final class MultistatusDelegate: NSObject, XMLParserDelegate {
                 fail(parser, "a response without an href")
                 return
             }
-            resources.append(resource)
+            each(resource)
         default:
             break
         }

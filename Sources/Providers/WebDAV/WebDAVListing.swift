@@ -6,15 +6,29 @@ import Logging
 enum WebDAVListing {
     static func page(from resources: [DAVResource], folder: ItemIdentifier, paths: WebDAVPaths,
                      errors: WebDAVErrors, log: Logger = Logger(label: "favfs.webdav")) throws -> EnumerationPage {
-        var items: [Item] = []
-        var skipped: [(name: String, problem: ItemNameProblem)] = []
-        for resource in resources {
+        var builder = Builder(folder: folder, paths: paths, errors: errors, log: log)
+        for resource in resources { builder.add(resource) }
+        return try builder.page()
+    }
+
+    /// Builds a page one response at a time, as the parser reads them.
+    struct Builder {
+        let folder: ItemIdentifier
+        let paths: WebDAVPaths
+        let errors: WebDAVErrors
+        let log: Logger
+        private var items: [Item] = []
+        private var skipped: [(name: String, problem: ItemNameProblem)] = []
+        private var notAFolder = false
+
+        init(folder: ItemIdentifier, paths: WebDAVPaths, errors: WebDAVErrors, log: Logger) {
+            self.folder = folder; self.paths = paths; self.errors = errors; self.log = log
+        }
+
+        mutating func add(_ resource: DAVResource) {
             switch paths.relation(ofHref: resource.href, to: folder) {
             case .itself:
-                if !resource.isCollection {
-                    throw ProviderError(.notAFolder, remote: errors.remote, path: folder.rawValue, status: 207,
-                                        detail: "PROPFIND: listed as a file, not a folder")
-                }
+                if !resource.isCollection { notAFolder = true }
             case .child(let name):
                 if let problem = ItemIdentifier.validate(name: name) {
                     log.warning("skipping an entry the server listed", metadata: [
@@ -22,16 +36,23 @@ enum WebDAVListing {
                         "name": "\(name.debugDescription)", "problem": "\(problem.rawValue)",
                     ])
                     skipped.append((name, problem))
-                    continue
+                    return
                 }
-                items.append(item(from: resource, identifier: folder.child(name)))
+                items.append(WebDAVListing.item(from: resource, identifier: folder.child(name)))
             case .unrelated:
                 log.debug("ignoring an href outside the listed folder", metadata: [
                     "remote": "\(errors.remote)", "folder": "\(folder.rawValue)", "href": "\(resource.href)",
                 ])
             }
         }
-        return EnumerationPage(items: items, nextPage: nil, skipped: skipped)
+
+        func page() throws -> EnumerationPage {
+            if notAFolder {
+                throw ProviderError(.notAFolder, remote: errors.remote, path: folder.rawValue, status: 207,
+                                    detail: "PROPFIND: listed as a file, not a folder")
+            }
+            return EnumerationPage(items: items, nextPage: nil, skipped: skipped)
+        }
     }
 
     static func item(from resource: DAVResource, identifier: ItemIdentifier) -> Item {

@@ -49,8 +49,9 @@ public final class WebDAVProvider: Provider {
             throw ProviderError(.notSupported, remote: remoteDescription, path: folder.rawValue,
                                 detail: "WebDAV listings have no pages; got page token \(page.token)")
         }
-        let resources = try await propfind(folder, isFolder: true, depth: "1", properties: Self.itemProperties)
-        return try WebDAVListing.page(from: resources, folder: folder, paths: paths, errors: errors, log: log)
+        var builder = WebDAVListing.Builder(folder: folder, paths: paths, errors: errors, log: log)
+        try await propfind(folder, isFolder: true, depth: "1", properties: Self.itemProperties) { builder.add($0) }
+        return try builder.page()
     }
 
     /// PROPFIND Depth 0. Tries the file URL first; a 301 (Apache's answer for a folder without
@@ -143,14 +144,25 @@ public final class WebDAVProvider: Provider {
     // MARK: PROPFIND
 
     private func propfind(_ identifier: ItemIdentifier, isFolder: Bool, depth: String, properties: [String]) async throws -> [DAVResource] {
+        var resources: [DAVResource] = []
+        try await propfind(identifier, isFolder: isFolder, depth: depth, properties: properties) { resources.append($0) }
+        return resources
+    }
+
+    /// PROPFIND whose 207 body goes to an unlinked temp file and is parsed from there as a
+    /// stream: a 100,000-entry listing (40 MB of XML) never sits in memory.
+    private func propfind(_ identifier: ItemIdentifier, isFolder: Bool, depth: String, properties: [String],
+                          each: (DAVResource) -> Void) async throws {
         let body = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n"
             + #"<D:propfind xmlns:D="DAV:"><D:prop>"# + properties.map { "<D:\($0)/>" }.joined() + "</D:prop></D:propfind>\n"
         let request = CurlRequest(method: "PROPFIND", url: paths.url(for: identifier, isFolder: isFolder),
                                   headers: [CurlHeader("Depth", depth), CurlHeader("Content-Type", "application/xml; charset=utf-8")],
                                   body: Data(body.utf8), credentials: configuration.credentials)
+        let spool = try SpoolFile(remote: remoteDescription, path: identifier.rawValue)
+        defer { spool.close() }
         let response: CurlResponse
         do {
-            response = try await transport.perform(request)
+            response = try await transport.download(request, into: spool.fd, at: 0)
         } catch {
             throw errors.transport(error, method: "PROPFIND", path: identifier.rawValue)
         }
@@ -158,8 +170,8 @@ public final class WebDAVProvider: Provider {
             throw errors.status(response.status, method: "PROPFIND", path: identifier.rawValue, body: response.body)
         }
         do {
-            return try Multistatus.parse(response.body)
-        } catch {
+            try Multistatus.parse(try spool.inputStream(), each: each)
+        } catch let error as MultistatusError {
             throw errors.invalid("unreadable 207 multistatus: \(error.description)", method: "PROPFIND",
                                  path: identifier.rawValue, status: 207)
         }
