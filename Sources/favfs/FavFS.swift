@@ -10,7 +10,8 @@ struct FavFS: AsyncParsableCommand {
         discussion: """
             Examples:
               favfs mount ~/Remote --remote dav://nas.local:8080/files/
-              echo "$PASS" | favfs remote add nas dav://me@nas.local:8080/files/ --password-stdin --default
+              echo "$PASS" | favfs remote add nas dav://me@nas.local:8080/files/ \\
+                  --password-stdin --default
               favfs mount ~/Remote                 # the default remote
               favfs status
               favfs unmount ~/Remote

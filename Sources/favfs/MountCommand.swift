@@ -9,16 +9,15 @@ struct MountCommand: AsyncParsableCommand {
         commandName: "mount",
         abstract: "Mount a remote on a folder; returns once the mount answers.",
         discussion: """
-            --remote takes a URL (anything with "://") or the name of a remote added with
-            'favfs remote add'; without --remote the default remote is mounted. Options: the URL's
-            query, then the remote's stored options, then --option on this command line (later wins).
+            --remote takes a URL (anything with "://") or the name of a remote added with 'favfs remote add'; without --remote the default remote is mounted. Options come from the URL's query, then the remote's stored options, then --option on this command line (later ones win).
 
             Examples:
               favfs mount ~/Remote --remote dav://nas.local:8080/files/
-              echo "$PASS" | favfs mount ~/Remote --remote davs://me@dav.example.com/ --password-stdin
+              echo "$PASS" | favfs mount ~/Remote --remote davs://me@dav.example.com/ \\
+                  --password-stdin
               favfs mount /mnt/ref --remote file:///srv/data --cache-size 2G
-              favfs mount ~/Remote --remote nas            # a named remote (favfs remote add)
-              favfs mount ~/Remote                         # the default remote
+              favfs mount ~/Remote --remote nas      # a named remote (favfs remote add)
+              favfs mount ~/Remote                   # the default remote
               favfs mount ~/Data --remote data --option region=eu-central-1
             """)
 

@@ -110,7 +110,8 @@ final class RemotesEndToEndTests: XCTestCase {
         let test = try ok(["remote", "test", "ref"]).stdout
         XCTAssertTrue(test.contains("ref (file://\(folder.path)): ok"), test)
         XCTAssertTrue(test.contains("2 items"), test)
-        XCTAssertTrue(test.contains("capabilities: write"), test)
+        XCTAssertTrue(test.contains("access: read-write"), test)
+        XCTAssertTrue(test.contains("capabilities: ") && test.contains("ranged-reads"), test)
         XCTAssertTrue(test.contains("quota: "), test)
         // A URL works too, and an --option on the command line reaches the provider.
         try ok(["remote", "test", "file://" + folder.path])
@@ -154,6 +155,7 @@ final class RemotesEndToEndTests: XCTestCase {
         XCTAssertTrue(test.stdout.contains("nas (\(url)): ok"), test.stdout)
         XCTAssertTrue(test.stdout.contains("2 items"), test.stdout)
         XCTAssertTrue(test.stdout.contains("ms"), test.stdout)
+        XCTAssertTrue(test.stdout.contains("capabilities: write, rename, delete, create-folder"), test.stdout)
         XCTAssertFalse(test.stdout.contains("s3cret"), test.stdout)
 
         // A wrong stored secret: denied, with the way to fix it.

@@ -54,7 +54,7 @@ public struct RemotesStore: Sendable {
         }
         let mode = st.st_mode & 0o777
         guard mode & 0o077 == 0 else {
-            throw RemotesError("\(path) can be accessed by group or others (mode \(String(mode, radix: 8))) and it holds secrets; favfs refuses it until you run: chmod 600 \(path)")
+            throw RemotesError("\(path) can be accessed by group or others (mode 0\(String(mode, radix: 8))) and it holds secrets; favfs refuses it until you run: chmod 600 \(path)")
         }
     }
 

@@ -8,13 +8,13 @@ struct RemoteCommand: ParsableCommand {
         commandName: "remote",
         abstract: "Manage named remotes: a URL, its options and its secret, kept in one private file.",
         discussion: """
-            Remotes live in $XDG_CONFIG_HOME/favfs/remotes.toml (default ~/.config/favfs/remotes.toml),
-            mode 0600; favfs refuses the file if group or others can read it. Secrets are read from
-            standard input (--password-stdin), never from the command line, and are never printed.
+            Remotes live in $XDG_CONFIG_HOME/favfs/remotes.toml (default ~/.config/favfs/remotes.toml), mode 0600; favfs refuses the file if group or others can read it. Secrets are read from standard input (--password-stdin), never from the command line, and are never printed.
 
             Examples:
-              echo "$PASS" | favfs remote add nas dav://me@nas.local:8080/files/ --password-stdin --default
-              favfs remote add data s3://bucket/prefix --option region=eu-west-1 --password-stdin < ~/.s3secret
+              echo "$PASS" | favfs remote add nas dav://me@nas.local:8080/files/ \\
+                  --password-stdin --default
+              favfs remote add data s3://bucket/prefix --option region=eu-west-1 \\
+                  --password-stdin < ~/.s3secret
               favfs remote add ref file:///srv/data
               favfs remote list
               favfs remote test nas
@@ -34,17 +34,18 @@ struct RemoteAddCommand: ParsableCommand {
         commandName: "add",
         abstract: "Add a named remote (its URL, options and secret).",
         discussion: """
-            NAME is letters, digits, '.', '_' and '-'. The URL is checked but not contacted (use
-            'favfs remote test NAME'); it must not hold a password: give it on standard input with
-            --password-stdin (on a terminal it is asked for without echo). --force replaces an
-            existing remote of that name entirely (URL, options, secret; it stays the default if it was).
+            NAME is letters, digits, '.', '_' and '-'. The URL is checked but not contacted (use 'favfs remote test NAME'). It must not hold a password: give that on standard input with --password-stdin (on a terminal it is asked for without echo). --force replaces an existing remote of that name entirely (URL, options, secret); it stays the default if it was.
 
             Examples:
-              echo "$PASS" | favfs remote add nas dav://me@nas.local:8080/files/ --password-stdin --default
-              favfs remote add cloud davs://me@dav.example.com/remote.php/dav/files/me/ --password-stdin < ~/.secret
-              favfs remote add data s3://bucket/prefix --option region=eu-west-1 --option endpoint=http://127.0.0.1:9000 --password-stdin
+              echo "$PASS" | favfs remote add nas dav://me@nas.local:8080/files/ \\
+                  --password-stdin --default
+              favfs remote add cloud davs://me@dav.example.com/remote.php/dav/files/me/ \\
+                  --password-stdin < ~/.secret
+              favfs remote add data s3://bucket/prefix --option region=eu-west-1 \\
+                  --option endpoint=http://127.0.0.1:9000 --password-stdin
               favfs remote add ref file:///srv/data
-              echo "$NEWPASS" | favfs remote add nas dav://me@nas.local:8080/files/ --password-stdin --force
+              echo "$NEWPASS" | favfs remote add nas dav://me@nas.local:8080/files/ \\
+                  --password-stdin --force      # a new secret
             """)
 
     @Argument(help: "The remote's name ([A-Za-z0-9._-]+).")
@@ -79,6 +80,11 @@ struct RemoteAddCommand: ParsableCommand {
             throw CLIError("favfs: the URL holds a password; it would be kept in your shell history: give the URL without it (\(parsed)) and the password on standard input with --password-stdin")
         }
         let opts = try OptionPairs.parse(options)
+        // Stored options may hold secrets (a session token) and are masked in 'list', but given
+        // here they are in the shell's history: say so.
+        for key in (Array(opts.keys) + Array(parsed.options.keys)).sorted() where StoredRemote.isSensitive(optionKey: key) {
+            FileHandle.standardError.write(Data("favfs: warning: the option '\(key)' looks like a secret and was given on the command line: it may be in your shell history\n".utf8))
+        }
         let store = RemotesStore()
         // Refuse a bad file (permissions, syntax) before asking for a secret.
         let existing = try store.loadOrExit()
@@ -101,7 +107,7 @@ struct RemoteListCommand: ParsableCommand {
         commandName: "list",
         abstract: "List the named remotes (secrets are never shown).",
         discussion: """
-            Options whose name contains secret, password, token or passphrase are shown as ***.
+            Options whose name contains secret, password, token or passphrase are shown as ***, and so is a password in a hand-written URL.
 
             Example:
               $ favfs remote list

@@ -9,19 +9,18 @@ struct RemoteTestCommand: AsyncParsableCommand {
         commandName: "test",
         abstract: "Check a remote: connect, list its root, show capabilities and quota; exit 1 on failure.",
         discussion: """
-            Lists the first page of the remote's root folder and reports the time it took (connection
-            included), the number of items, what the remote can do, and its quota where it says.
-            A failure (authentication, unreachable, no such folder, unknown option) is explained and
-            exits 1. NAME may also be a URL, to check it before adding it.
+            Lists the first page of the remote's root folder and reports the time it took (connection included), the number of items, whether a mount would be writable, what the remote can do, and its quota where it says. A failure (authentication, unreachable, no such folder, unknown option) is explained and exits 1. NAME may also be a URL, to check it before adding it.
 
             Examples:
               favfs remote test nas
               favfs remote test nas --option timeout=5
-              echo "$PASS" | favfs remote test dav://me@127.0.0.1:8080/files/ --password-stdin
+              echo "$PASS" | favfs remote test dav://me@127.0.0.1:8080/files/ \\
+                  --password-stdin
 
               $ favfs remote test nas
               favfs: nas (dav://me@nas.local:8080/files/): ok
-              listed / in 38 ms: 12 items (first page)
+              listed / in 38 ms: 12 items
+              access: read-write
               capabilities: write, rename, delete, create-folder, ranged-reads, versions
               quota: 1.2 GiB used, 410.5 GiB available
             """)
@@ -63,8 +62,10 @@ struct RemoteTestCommand: AsyncParsableCommand {
         let n = page.items.count
         print("listed / in \(ms) ms: \(n) item\(n == 1 ? "" : "s")\(page.nextPage == nil ? "" : " on the first page (more follow)")" +
               (page.skipped.isEmpty ? "" : "; \(page.skipped.count) name(s) skipped (not valid here)"))
+        // The same test as a mount's (Domain.isWritable), so this says what a mount would do.
+        print("access: \(provider is any WritableProvider ? "read-write" : "read-only")")
         let names = provider.capabilities.names
-        print("capabilities: \(names.isEmpty ? "read-only" : names.joined(separator: ", "))")
+        print("capabilities: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
         do {
             if let q = try await provider.quota() {
                 let used = q.usedBytes.map { "\(ByteSize.format($0)) used" }
