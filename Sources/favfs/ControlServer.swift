@@ -9,13 +9,14 @@ import FavFSCore
 final class ControlServer: @unchecked Sendable {
     private let domain: Domain
     private let remote: String
+    private let name: String?
     private let mountpoint: String
     private let lock = NSLock()
     private var keep = false
     private var waiting: LineSocket?
 
-    init(domain: Domain, remote: String, mountpoint: String) {
-        self.domain = domain; self.remote = remote; self.mountpoint = mountpoint
+    init(domain: Domain, remote: String, name: String? = nil, mountpoint: String) {
+        self.domain = domain; self.remote = remote; self.name = name; self.mountpoint = mountpoint
     }
 
     var keepCache: Bool { lock.withLock { keep } }
@@ -61,7 +62,7 @@ final class ControlServer: @unchecked Sendable {
 
     private func mountStatus() -> [String] {
         let s = domain.status()
-        var lines = ["remote: \(remote)", "mountpoint: \(mountpoint)",
+        var lines = ["remote: \(remote)"] + (name.map { ["name: \($0)"] } ?? []) + ["mountpoint: \(mountpoint)",
                      "access: \(domain.isWritable ? "read-write" : "read-only")",
                      "cache: \(s.cachedFiles) files, \(ByteSize.format(s.cachedBytes)) of \(ByteSize.format(s.cacheLimit)) (\(domain.content.directory.deletingLastPathComponent().path))",
                      "uploads: \(s.pendingUploads) pending (\(ByteSize.format(s.pendingBytes)))"]

@@ -3,23 +3,32 @@ import Foundation
 import Logging
 import Providers
 
-/// `favfs mount MOUNTPOINT --remote URL`.
+/// `favfs mount MOUNTPOINT [--remote NAME|URL]`.
 struct MountCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mount",
         abstract: "Mount a remote on a folder; returns once the mount answers.",
         discussion: """
+            --remote takes a URL (anything with "://") or the name of a remote added with 'favfs remote add'; without --remote the default remote is mounted. Options come from the URL's query, then the remote's stored options, then --option on this command line (later ones win).
+
             Examples:
               favfs mount ~/Remote --remote dav://nas.local:8080/files/
-              echo "$PASS" | favfs mount ~/Remote --remote davs://me@dav.example.com/ --password-stdin
+              echo "$PASS" | favfs mount ~/Remote --remote davs://me@dav.example.com/ \\
+                  --password-stdin
               favfs mount /mnt/ref --remote file:///srv/data --cache-size 2G
+              favfs mount ~/Remote --remote nas      # a named remote (favfs remote add)
+              favfs mount ~/Remote                   # the default remote
+              favfs mount ~/Data --remote data --option region=eu-central-1
             """)
 
     @Argument(help: "The folder to mount on (must exist).")
     var mountpoint: String
 
-    @Option(help: "The remote: dav://[user@]host[:port]/path, davs://… (WebDAV over HTTPS), or file:///path.")
-    var remote: String
+    @Option(help: ArgumentHelp("A remote's name (favfs remote list) or a URL: dav://[user@]host[:port]/path, davs://…, s3://bucket/prefix, sftp://user@host/path, ftp(s)://…, http(s)://…, favart://host, file:///path. Default: the default remote.", valueName: "name|url"))
+    var remote: String?
+
+    @Option(name: .customLong("option"), help: ArgumentHelp("A provider option, KEY=VALUE (repeatable; wins over the remote's stored options and the URL's query).", valueName: "key=value"))
+    var options: [String] = []
 
     @Option(help: "Where placeholders and content are kept (default: $XDG_CACHE_HOME/favfs/<remote>).")
     var cacheDir: String?
@@ -39,7 +48,7 @@ struct MountCommand: AsyncParsableCommand {
     @Flag(help: "Mount read-only even where the remote could be written.")
     var readOnly = false
 
-    @Flag(help: "Read the remote's password from the first line of standard input.")
+    @Flag(help: "Read the remote's password from the first line of standard input (instead of a stored secret).")
     var passwordStdin = false
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error.")
@@ -63,15 +72,15 @@ struct MountCommand: AsyncParsableCommand {
     }
 
     private func mount() async throws {
-        let remoteURL: RemoteURL
-        do { remoteURL = try RemoteURL(remote) } catch { throw CLIError("favfs: \(error)") }
+        let configuration = try RemoteSelection.resolve(remote, overrides: OptionPairs.parse(options))
+        let remoteURL = configuration.url
         guard let mp = Paths.real(mountpoint) else {
             throw CLIError("favfs: mount point \(mountpoint) does not exist (create the folder first)")
         }
         let cacheDir = (self.cacheDir.map { ($0 as NSString).expandingTildeInPath }) ?? Paths.defaultCacheDir(slug: remoteURL.slug)
 
         if foreground || notifyFd != nil {
-            let status = await MountRunner(command: self, remote: remoteURL, mountpoint: mp, cacheDir: cacheDir).run()
+            let status = await MountRunner(command: self, configuration: configuration, mountpoint: mp, cacheDir: cacheDir).run()
             throw ExitCode(status)
         }
         // Daemonize by re-executing ourselves in the foreground (fuse_daemonize hangs once
@@ -79,18 +88,36 @@ struct MountCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: cacheDir, withIntermediateDirectories: true)
         var password: String? = nil
         if passwordStdin { password = readLine(strippingNewline: true) ?? "" }
-        var args = ["mount", mp, "--remote", remote, "--cache-dir", cacheDir, "--cache-size", cacheSize,
+        // The child gets the remote's name (it reads the remotes file itself) or the URL without
+        // its password; a secret only ever travels on its stdin, never in its argv.
+        let childRemote: String
+        if let name = configuration.name {
+            childRemote = name
+        } else {
+            let (url, urlPassword) = Self.splitPassword(remote ?? "")
+            childRemote = url
+            if password == nil, let urlPassword { password = urlPassword }
+        }
+        var args = ["mount", mp, "--remote", childRemote, "--cache-dir", cacheDir, "--cache-size", cacheSize,
                     "--dir-cache-time", String(dirCacheTime), "--attr-timeout", String(attrTimeout),
                     "--log-level", logLevel, "--notify-fd", "3"]
+        for o in options { args += ["--option", o] }
         if readOnly { args.append("--read-only") }
-        if passwordStdin { args.append("--password-stdin") }
+        if password != nil { args.append("--password-stdin") }
         let logPath = (cacheDir as NSString).appendingPathComponent("favfs.log")
         let outcome = try Daemon.spawn(arguments: args, stdin: password.map { $0 + "\n" }, logPath: logPath)
         switch outcome {
         case .mounted:
-            print("favfs: mounted \(remoteURL) on \(mp)")
+            print("favfs: mounted \(RemoteSelection.label(configuration)) on \(mp)")
         case .failed(let message):
             throw CLIError("favfs: \(message)")
         }
+    }
+
+    /// The URL without its password, and the password (percent-decoded) if it had one.
+    static func splitPassword(_ url: String) -> (url: String, password: String?) {
+        guard var comps = URLComponents(string: url), let password = comps.password else { return (url, nil) }
+        comps.password = nil
+        return (comps.string ?? url, password)
     }
 }

@@ -8,9 +8,11 @@ import FUSEBridge
 /// cache, connects to the remote, mounts, serves until unmounted, then evicts content.
 struct MountRunner {
     let command: MountCommand
-    let remote: RemoteURL
+    /// The remote: URL, merged options, the stored secret (a named remote) and its name.
+    let configuration: RemoteConfiguration
     let mountpoint: String
     let cacheDir: String
+    var remote: RemoteURL { configuration.url }
 
     func run() async -> Int32 {
         let notifier = Notifier(fd: command.notifyFd)
@@ -68,7 +70,11 @@ struct MountRunner {
         options.readOnly = command.readOnly
         let content = try ContentCache(directory: URL(fileURLWithPath: cacheDir).appendingPathComponent("content"),
                                        store: store, limit: options.cacheLimit)
-        let provider = try ProviderFactory.make(remote, password: password)
+        var configuration = self.configuration
+        if let password { configuration.secret = password }   // --password-stdin wins over a stored secret
+        let provider: any Provider
+        do { provider = try ProviderFactory.make(configuration) }
+        catch let e as ProviderError { throw CLIError(Self.explain(e, remote: remote, name: configuration.name)) }
         let domain = Domain(provider: provider, store: store, content: content, options: options)
 
         do {
@@ -77,7 +83,7 @@ struct MountRunner {
             case .offline(let e): log.warning("offline: \(e)")
             }
         } catch let e as ProviderError {
-            throw CLIError(Self.explain(e, remote: remote))
+            throw CLIError(Self.explain(e, remote: remote, name: configuration.name))
         }
 
         if domain.isWritable { domain.resumeUploads() }
@@ -89,7 +95,7 @@ struct MountRunner {
         fuseOptions.debug = command.debugFuse
         let fuse = FUSEMount(domain: domain, options: fuseOptions)
 
-        let control = ControlServer(domain: domain, remote: remote.description, mountpoint: mountpoint)
+        let control = ControlServer(domain: domain, remote: remote.description, name: configuration.name, mountpoint: mountpoint)
         try ControlChannel.listen(mountpoint: mountpoint) { control.serve($0) }
         do { try fuse.mount() } catch { throw CLIError("\(error)") }
 
@@ -102,7 +108,7 @@ struct MountRunner {
             throw CLIError("the mount on \(mountpoint) did not answer")
         }
         BackingDevice.raiseReadahead(mountpoint: mountpoint, kilobytes: 1024, log: log)
-        log.info("mounted \(remote) on \(mountpoint) (cache \(cacheDir))")
+        log.info("mounted \(configuration.name.map { "\($0) (\(remote))" } ?? remote.description) on \(mountpoint) (cache \(cacheDir))")
         notifier.mounted()
 
         let rc = await finished.value
@@ -125,15 +131,36 @@ struct MountRunner {
         return rc == 0 ? 0 : 1
     }
 
-    /// A provider error at mount time, in words a user can act on.
-    static func explain(_ e: ProviderError, remote: RemoteURL) -> String {
+    /// A provider error at mount time (or in `favfs remote test`), in words a user can act on.
+    /// `name`: the named remote it came from (the fix is then in the remotes file); `offline`:
+    /// whether to say that nothing is cached to browse offline.
+    static func explain(_ e: ProviderError, remote: RemoteURL, name: String? = nil, offline: Bool = true) -> String {
         switch e.kind {
         case .denied:
-            return "\(remote): authentication failed or access denied\(e.status.map { " (HTTP \($0))" } ?? "")" +
-                (remote.user == nil ? ": give the user in the URL (dav://USER@host/…) and the password with --password-stdin" : ": check the user and password")
-        case .notFound: return "\(remote): no such folder at the remote\(e.status.map { " (HTTP \($0))" } ?? "")"
-        case .unreachable, .timedOut: return "cannot reach \(remote) and nothing is cached to browse offline: \(e.detail)"
+            let fix: String
+            if remote.user == nil && remote.kind == .webdav {
+                fix = name.map { ": give the user in the URL (dav://USER@host/…) and the password: favfs remote add \($0) URL --password-stdin --force" }
+                    ?? ": give the user in the URL (dav://USER@host/…) and the password with --password-stdin"
+            } else {
+                fix = name.map { ": check the user in the URL and the secret stored for '\($0)' (replace it: favfs remote add \($0) URL --password-stdin --force)" }
+                    ?? ": check the user and password"
+            }
+            return "\(remote): authentication failed or access denied\(statusText(e, remote))" + fix
+        case .notFound: return "\(remote): no such folder at the remote\(statusText(e, remote))"
+        case .unreachable, .timedOut:
+            return offline ? "cannot reach \(remote) and nothing is cached to browse offline: \(e.detail)"
+                           : "cannot reach \(remote): \(e.detail)"
         default: return "\(e)"
+        }
+    }
+
+    /// " (HTTP 401)" over HTTP, " (reply 530)" for FTP, " (status N)" otherwise; "" without one.
+    private static func statusText(_ e: ProviderError, _ remote: RemoteURL) -> String {
+        guard let status = e.status, status != 0 else { return "" }
+        switch remote.kind {
+        case .webdav, .httpIndex, .s3, .favart: return " (HTTP \(status))"
+        case .ftp: return " (reply \(status))"
+        default: return " (status \(status))"
         }
     }
 

@@ -1,0 +1,13 @@
+/// Names of capabilities for people (`favfs remote test`, logs).
+extension ProviderCapabilities {
+    /// Every capability with its name, in a stable order.
+    public static let named: [(capability: ProviderCapabilities, name: String)] = [
+        (.write, "write"), (.rename, "rename"), (.delete, "delete"), (.createFolder, "create-folder"),
+        (.symlinks, "symlinks"), (.quota, "quota"), (.rangedReads, "ranged-reads"), (.versions, "versions"),
+    ]
+
+    /// The names of the capabilities in this set, e.g. `["write", "rename", "ranged-reads"]`.
+    public var names: [String] {
+        Self.named.filter { contains($0.capability) }.map(\.name)
+    }
+}
