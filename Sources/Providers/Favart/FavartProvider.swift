@@ -10,8 +10,9 @@ import Logging
 /// Versions are synthetic, from the size alone (`FavartVersion`): the same string whether an
 /// item comes from a listing, `item(for:)` or an upload. `Last-Modified` is only sent with file
 /// bytes; asking for it per item would cost one request per file of every listing (measured on
-/// the fixture: 1,000 files took ~6 s of ranged GETs against ~0.2 s for the listing), so reads
-/// use it instead to notice same-size edits (`FavartReadPins`). `modified` is always nil.
+/// the fixture: 1,000 files took 6.6 s of ranged GETs, 8 in parallel, against 0.02 s for the
+/// listing), so reads use it instead to notice same-size edits (`FavartReadPins`). `modified`
+/// is always nil.
 public final class FavartProvider: Provider {
     /// Where the remote is.
     public struct Configuration: Sendable {
