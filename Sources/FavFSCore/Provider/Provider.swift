@@ -12,6 +12,8 @@ public struct ProviderCapabilities: OptionSet, Sendable {
     public static let quota = ProviderCapabilities(rawValue: 1 << 5)
     public static let rangedReads = ProviderCapabilities(rawValue: 1 << 6)
     public static let versions = ProviderCapabilities(rawValue: 1 << 7)
+    /// The remote makes preview images (`ThumbnailProvider`).
+    public static let thumbnails = ProviderCapabilities(rawValue: 1 << 8)
 }
 
 /// An opaque continuation token for listing a folder in pages (e.g. S3's ContinuationToken).
