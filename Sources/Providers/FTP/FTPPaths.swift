@@ -55,6 +55,16 @@ struct FTPPaths: Sendable {
         return out
     }
 
+    /// The root folder's URL (ends with "/"): for commands sent as a listing (`MLSD <path>`,
+    /// `RETR <path>`) when a path cannot be in a URL.
+    var commandFolderURL: String { origin + "/%2F/" }
+
+    /// Whether libcurl takes the path in a URL: it refuses control characters (a tab) there,
+    /// though FTP commands carry them fine.
+    static func fitsInURL(_ serverPath: String) -> Bool {
+        !serverPath.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f }
+    }
+
     /// Why a path cannot be sent in an FTP command (a command is one CRLF-terminated line).
     static func unsendable(_ path: String) -> String? {
         if path.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) {

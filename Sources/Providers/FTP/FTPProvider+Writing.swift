@@ -22,7 +22,10 @@ extension FTPProvider: WritableProvider {
         guard let parent = id.parent else {
             throw ProviderError(.isAFolder, remote: remoteDescription, path: path, detail: "STOR refused: the root is a folder")
         }
-        let temporary = parent.child(Self.temporaryPrefix + UUID().uuidString.prefix(12).lowercased())
+        // Beside the target (same file system, so the rename is one); in the remote's root when
+        // libcurl cannot put the parent's path in the STOR URL (a tab in a folder name).
+        let temporaryName = Self.temporaryPrefix + UUID().uuidString.prefix(12).lowercased()
+        let temporary = FTPPaths.fitsInURL(paths.serverPath(parent)) ? parent.child(temporaryName) : ItemIdentifier.rootContainer.child(temporaryName)
         do {
             _ = try await transport.upload(request(paths.url(for: temporary, isFolder: false), []), from: source.fd, length: source.length)
         } catch {

@@ -114,7 +114,7 @@ public final class FTPProvider: Provider {
         if let problem = FTPPaths.unsendable(path) { throw ProviderError(.invalidName, remote: remoteDescription, path: path, detail: problem) }
         if try await features().machineListings {
             do {
-                let response = try await transport.perform(request(paths.url(for: folder, isFolder: true), [.customRequest("MLSD")]))
+                let response = try await transport.perform(listingRequest(folder, command: "MLSD"))
                 return FTPMachineListing.parse(response.body)
             } catch let error as TransportError where FTPReply.group(error.replyLines).last.map({ [500, 502].contains($0.code) }) == true {
                 // FEAT promised MLST but MLSD is not understood: remember, and use LIST from now on.
@@ -126,11 +126,21 @@ public final class FTPProvider: Provider {
         }
         do {
             // LIST -a would show dotfiles on servers that hide them, but some servers take "-a" for a name.
-            let response = try await transport.perform(request(paths.url(for: folder, isFolder: true), [.customRequest("LIST")]))
+            let response = try await transport.perform(listingRequest(folder, command: "LIST"))
             return FTPListing.parse(response.body)
         } catch {
             throw errors.transport(error, command: "LIST", path: path)
         }
+    }
+
+    /// `MLSD`/`LIST` after libcurl's CWD into the folder (the usual way, which every server
+    /// knows); with the path as the command's argument where libcurl refuses it in a URL.
+    private func listingRequest(_ folder: ItemIdentifier, command: String) -> CurlRequest {
+        let serverPath = paths.serverPath(folder)
+        if FTPPaths.fitsInURL(serverPath) {
+            return request(paths.url(for: folder, isFolder: true), [.customRequest(command)])
+        }
+        return request(paths.commandFolderURL, [.customRequest("\(command) \(serverPath)")])
     }
 
     // MARK: one item
