@@ -53,6 +53,8 @@ def main():
 
     Handler.authorizer = authorizer
     Handler.use_gmt_times = True
+    # A wrong password is answered at once (tests of .denied need not wait 3 s).
+    Handler.auth_failed_timeout = 0.1
     Handler.permit_foreign_addresses = False
     if a.passive_ports:
         Handler.passive_ports = [int(x) for x in a.passive_ports.split(",") if x]

@@ -84,7 +84,7 @@ struct FTPErrors: Sendable {
         if lower.contains("exists") { return .exists }
         if lower.contains("no such") || lower.contains("not found") || lower.contains("not exist")
             || lower.contains("doesn't exist") || lower.contains("cannot find") || lower.contains("can't find") { return .notFound }
-        if lower.contains("denied") || lower.contains("permission") || lower.contains("not allowed")
+        if lower.contains("denied") || lower.contains("permission") || lower.contains("privilege") || lower.contains("not allowed")
             || lower.contains("forbidden") || lower.contains("read-only") || lower.contains("read only") { return .denied }
         if lower.contains("quota") || lower.contains("no space") || lower.contains("disk full") { return .noSpace }
         if lower.contains("not a directory") { return .notAFolder }

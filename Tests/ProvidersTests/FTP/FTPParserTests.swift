@@ -190,6 +190,7 @@ final class FTPParserTests: XCTestCase {
         }
         XCTAssertEqual(kind(550, "No such file or directory."), .notFound)
         XCTAssertEqual(kind(550, "Permission denied."), .denied)
+        XCTAssertEqual(kind(550, "Not enough privileges."), .denied)
         XCTAssertEqual(kind(550, "Directory not empty."), .notEmpty)
         XCTAssertEqual(kind(550, "File exists."), .exists)
         XCTAssertEqual(kind(550, "Failed."), .notFound)
