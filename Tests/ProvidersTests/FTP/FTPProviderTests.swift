@@ -174,6 +174,26 @@ final class FTPProviderTests: XCTestCase {
         XCTAssertNotEqual(after.version, before.version)
     }
 
+    func testConcurrentRangedReadsOfOneFile() async throws {
+        var data = Data(count: 2 * 1024 * 1024)
+        data.withUnsafeMutableBytes { raw in for i in 0..<raw.count { raw[i] = UInt8((i &* 7) & 0xff) } }
+        try write("par.bin", data)
+        let item = try await provider.item(for: id("par.bin"))
+        let sink = FTPTest.Sink()
+        let chunk: Int64 = 256 * 1024
+        let provider = self.provider!
+        let target = sink.sink
+        try await withThrowingTaskGroup(of: Range<Int64>.self) { group in
+            for start in stride(from: Int64(0), to: Int64(data.count), by: Int(chunk)) {
+                group.addTask { try await provider.readContents(of: item, range: start..<(start + chunk), into: target) }
+            }
+            var total: Int64 = 0
+            for try await got in group { total += Int64(got.count) }
+            XCTAssertEqual(total, Int64(data.count))
+        }
+        XCTAssertEqual(sink.contents, data)
+    }
+
     // MARK: awkward names
 
     func testAwkwardNamesAsFilesAndFolders() async throws {

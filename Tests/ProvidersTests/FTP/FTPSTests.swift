@@ -68,3 +68,28 @@ final class FTPSTests: XCTestCase {
         await FTPTest.expectError(.unreachable) { try await provider.item(for: .rootContainer) }
     }
 }
+
+/// The conformance servers as the suite reaches them: through their remote URL and options.
+final class FTPConformanceServerTests: XCTestCase {
+    func testBothConformanceRemotesWork() async throws {
+        try FTPTestServer.requireAvailable()
+        for server in [FTPConformanceServer.shared, FTPConformanceServer.ftps] {
+            try server.start()
+            let dir = "c-\(UUID().uuidString.prefix(8))"
+            try server.seed(files: ["\(dir)/a.txt": Data("A".utf8)], folders: ["\(dir)/empty"])
+            let remote = server.remote()
+            let provider = try FTPTest.provider(remote.url, options: remote.options, secret: remote.secret)
+            let items = try await provider.enumerateAll(in: ItemIdentifier("/" + dir)).sorted { $0.name < $1.name }
+            XCTAssertEqual(items.map(\.name), ["a.txt", "empty"], server.name)
+            try server.overwrite("\(dir)/a.txt", with: Data("B".utf8))
+            XCTAssertEqual(try server.contents(of: "\(dir)/a.txt"), Data("B".utf8))
+            XCTAssertTrue(try server.exists("\(dir)/empty"))
+            let wrong = server.remoteWithWrongCredentials()!
+            let denied = try FTPTest.provider(wrong.url, options: wrong.options, secret: wrong.secret)
+            await FTPTest.expectError(.denied) { try await denied.item(for: .rootContainer) }
+            let down = try server.remoteThatIsDown()!
+            let unreachable = try FTPTest.provider(down.url, options: down.options, secret: down.secret)
+            await FTPTest.expectError(.unreachable) { try await unreachable.item(for: .rootContainer) }
+        }
+    }
+}
