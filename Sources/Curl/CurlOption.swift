@@ -45,6 +45,9 @@ public enum CurlOption: Sendable, Equatable {
     case resumeFrom(Int64)
     /// CURLOPT_TIMEOUT_MS for the whole transfer (0 = none); the low-speed limit still applies.
     case timeoutMilliseconds(Int)
+    /// CURLOPT_CAINFO: a PEM file of CA certificates to verify the server's certificate with
+    /// (instead of the system's), e.g. for an FTPS or HTTPS server with a private CA.
+    case caInfo(String)
 
     public enum SSLLevel: Int, Sendable { case none = 0, tryTLS = 1, control = 2, all = 3 }
 }

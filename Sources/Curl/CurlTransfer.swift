@@ -39,6 +39,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var headers: [String: String] = [:]
     private var body = Data()
     private var bytesWritten: Int64 = 0
+    /// Non-HTTP (FTP): the raw control-connection replies, kept across responses.
+    private var replyLines: [String] = []
     /// File offset of the first body byte; decided at the first body chunk of a 2xx response.
     private var writeStart: Int64?
     private var writeErrno: Int32?
@@ -217,12 +219,18 @@ final class CurlTransfer: @unchecked Sendable {
         case .resumeFrom(let o):
             let c = favfs_easy_setopt_off_t(easy, CURLOPT_RESUME_FROM_LARGE, curl_off_t(o)); return c == CURLE_OK ? nil : (c, "RESUME_FROM_LARGE")
         case .timeoutMilliseconds(let ms): return long(CURLOPT_TIMEOUT_MS, ms, "TIMEOUT_MS")
+        case .caInfo(let f): return string(CURLOPT_CAINFO, f, "CAINFO")
         }
     }
 
     // MARK: callbacks (loop thread)
 
     fileprivate func headerLine(_ line: String) {
+        if !isHTTP && replyLines.count < Self.maxReplyLines {
+            var text = Substring(line)
+            while text.last?.isNewline == true { text = text.dropLast() }
+            replyLines.append(String(text))
+        }
         if line.hasPrefix("HTTP/") {
             // A new response starts (after a redirect, auth challenge or 100 Continue): only the
             // final one counts.
@@ -275,6 +283,9 @@ final class CurlTransfer: @unchecked Sendable {
         return chunk.count
     }
 
+    /// A bound on kept FTP reply lines (a FEAT or MLST reply is a few dozen).
+    static let maxReplyLines = 10_000
+
     /// `bytes 100-199/1000` → 100.
     static func contentRangeStart(_ value: String?) -> Int64? {
         guard let value, let unitEnd = value.firstIndex(of: " "),
@@ -292,6 +303,7 @@ final class CurlTransfer: @unchecked Sendable {
             if let easy { favfs_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &responseCode) }
             var response = CurlResponse(status: responseCode != 0 ? responseCode : status, headers: headers,
                                         body: body, bytesWritten: bytesWritten)
+            response.replyLines = replyLines
             if let easy {
                 var fileTime: curl_off_t = -1
                 if favfs_easy_getinfo_off_t(easy, CURLINFO_FILETIME_T, &fileTime) == CURLE_OK, fileTime >= 0 {
@@ -308,13 +320,17 @@ final class CurlTransfer: @unchecked Sendable {
         var message = buffered.isEmpty ? String(cString: curl_easy_strerror(code)) : buffered
         if let placementError { message = placementError }
         if readErrno != nil || readProblem != nil {
-            return .failure(TransportError(kind: .readFailed, code: Int(code.rawValue),
-                                           message: uploadFailureMessage(curlMessage: message), url: safeURL, errno: readErrno))
+            var error = TransportError(kind: .readFailed, code: Int(code.rawValue),
+                                       message: uploadFailureMessage(curlMessage: message), url: safeURL, errno: readErrno)
+            error.replyLines = replyLines
+            return .failure(error)
         }
         if let writeErrno { message += ": " + String(cString: strerror(writeErrno)) }
         let kind: TransportError.Kind = placementError != nil ? .other : CurlErrorMapping.kind(code)
-        return .failure(TransportError(kind: kind, code: Int(code.rawValue), message: message,
-                                       url: safeURL, errno: code == CURLE_WRITE_ERROR ? writeErrno : nil))
+        var error = TransportError(kind: kind, code: Int(code.rawValue), message: message,
+                                   url: safeURL, errno: code == CURLE_WRITE_ERROR ? writeErrno : nil)
+        error.replyLines = replyLines
+        return .failure(error)
     }
 
     private var placementStartGuess: Int64 {

@@ -47,6 +47,10 @@ public struct CurlResponse: Sendable {
     public var fileTime: Int64?
     /// The content length the server announced (FTP SIZE, SFTP stat, HTTP Content-Length).
     public var contentLength: Int64?
+    /// FTP: every control-connection reply line in order, without CRLF (e.g. `250-Listing "/a":`,
+    /// ` type=file;size=3; /a`, `250 End`): how the replies to QUOTE commands (MLST, FEAT) are seen.
+    /// Empty for HTTP.
+    public var replyLines: [String] = []
     public init(status: Int, headers: [String: String], body: Data, bytesWritten: Int64 = 0) {
         self.status = status; self.headers = headers; self.body = body; self.bytesWritten = bytesWritten
     }
@@ -73,6 +77,9 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     /// errno of a failed local write (ENOSPC...) when kind == .writeFailed, or of a failed read
     /// of an upload's source when kind == .readFailed (nil when the source ended early).
     public var errno: Int32?
+    /// FTP: the control-connection reply lines read before the failure (the last one is usually
+    /// the refusal, e.g. `550 No such file or directory.`). Empty for HTTP.
+    public var replyLines: [String] = []
     public init(kind: Kind, code: Int, message: String, url: String, errno: Int32? = nil) {
         self.kind = kind; self.code = code; self.message = message; self.url = url; self.errno = errno
     }
