@@ -1,6 +1,6 @@
 /// The columns nginx autoindex prints after each link: `21-Nov-2026 07:47   1500` (GMT unless
 /// `autoindex_localtime on`; the size in bytes with `autoindex_exact_size on`, the default, else
-/// rounded like `2K`; `-` for folders).
+/// rounded like `2K`; `-` for folders). nginx ends its lines with CRLF.
 ///
 /// Only this format is read: Apache's FancyIndexing columns (`2026-11-21 07:47  1.5K`) are in the
 /// server's local time zone, which the page does not state, and its sizes are rounded.
@@ -15,7 +15,7 @@ enum NginxColumns {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     static func parse(_ tail: Substring) -> Columns? {
-        let fields = tail.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        let fields = tail.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
         guard fields.count == 3 else { return nil }
         let date = fields[0].split(separator: "-")
         let time = fields[1].split(separator: ":")

@@ -55,7 +55,7 @@ final class HTTPIndexParserTests: XCTestCase {
     }
 
     func testNginxExactSizesAndDates() throws {
-        let page = parse(IndexPageFixtures.nginx, "http://127.0.0.1:18973/files/")
+        let page = parse(IndexPageFixtures.nginxCRLF, "http://127.0.0.1:18973/files/")
         checkNames(page, "nginx")
         let byName = Dictionary(uniqueKeysWithValues: page.entries.map { ($0.name, $0) })
         XCTAssertEqual(byName["big.bin"]?.exactSize, 1500)
@@ -116,6 +116,7 @@ final class HTTPIndexParserTests: XCTestCase {
     func testNginxColumns() {
         XCTAssertEqual(NginxColumns.parse("    21-Nov-2026 07:47                1500"), .init(size: 1500, modified: 1_795_247_220))
         XCTAssertEqual(NginxColumns.parse(" 01-Jan-1970 00:01   -"), .init(size: nil, modified: 60))
+        XCTAssertEqual(NginxColumns.parse(" 01-Jan-1970 00:01   17\r"), .init(size: 17, modified: 60))
         XCTAssertEqual(NginxColumns.parse(" 01-Jan-2000 00:00   2K"), .init(size: nil, modified: 946_684_800))
         XCTAssertNil(NginxColumns.parse("  2026-11-21 07:47  1.5K  "), "Apache's columns are not read")
         XCTAssertNil(NginxColumns.parse(""))

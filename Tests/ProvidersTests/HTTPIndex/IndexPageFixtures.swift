@@ -2,8 +2,13 @@
 // autoindex, python 3.11 http.server) serving the same folder: the awkward names of the
 // conformance list plus a long name, "<lt>", "\"quote\"", "=eq", an empty file, a 1500-byte
 // file and three folders. Apache served it at /files/, nginx at /files/, python at /.
-// Captured with curl; see HTTPIndexParserTests for what each must parse to.
+// Captured with curl; see HTTPIndexParserTests for what each must parse to. nginx ends its lines
+// with CRLF, which a Swift string literal cannot keep: use `nginxCRLF`.
+import Foundation
+
 enum IndexPageFixtures {
+    static var nginxCRLF: String { nginx.replacingOccurrences(of: "\n", with: "\r\n") }
+
     static let apachePlain = #"""
 <!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN" "http://www.w3.org/TR/html4/strict.dtd">
 <html>

@@ -37,7 +37,7 @@ public final class NginxServer: @unchecked Sendable {
             uwsgi_temp_path \(r)/tmp; scgi_temp_path \(r)/tmp;
             keepalive_requests 100000;
             server {
-                listen 127.0.0.1:\(port);
+                listen 127.0.0.1:\(self.port);
                 location /files/ {
                     alias \(documentRoot.path)/;
                     autoindex on;
