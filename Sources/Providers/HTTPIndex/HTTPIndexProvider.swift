@@ -176,6 +176,7 @@ public final class HTTPIndexProvider: Provider {
         switch response.status {
         case 403: error.detail += " — the server refuses this folder or publishes no index of it"
         case 404: error.detail += " — no such folder (or no directory index here)"
+        case 300..<400: error.detail += " — redirected to \(response.headers["location"] ?? "nowhere"), not a directory index"
         default: break
         }
         return error

@@ -12,22 +12,54 @@ enum NginxColumns {
         var modified: Double
     }
 
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private static let months: [[UInt8]] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        .map { Array($0.utf8) }
 
+    /// Bytes, not Characters: called once per link of pages with thousands of links.
     static func parse(_ tail: Substring) -> Columns? {
-        let fields = tail.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+        var fields: [ArraySlice<UInt8>] = []
+        let bytes = Array(tail.utf8)
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == 0x20 || b == 0x09 || b == 0x0D { i += 1; continue }
+            let start = i
+            while i < bytes.count, bytes[i] != 0x20, bytes[i] != 0x09, bytes[i] != 0x0D { i += 1 }
+            fields.append(bytes[start..<i])
+            if fields.count > 3 { return nil }
+        }
+        // dd-Mon-yyyy HH:MM size
         guard fields.count == 3 else { return nil }
-        let date = fields[0].split(separator: "-")
-        let time = fields[1].split(separator: ":")
-        guard date.count == 3, time.count == 2, date[0].count == 2, date[2].count == 4,
-              let day = Int(date[0]), let year = Int(date[2]), months.contains(String(date[1])),
-              let hour = Int(time[0]), let minute = Int(time[1]) else { return nil }
-        // "Sat, 21 Nov 2026 07:47:00 GMT": HTTPDate ignores the weekday.
-        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        let imf = "Mon, \(two(day)) \(date[1]) \(year) \(two(hour)):\(two(minute)):00 GMT"
-        guard let modified = HTTPDate.parse(imf) else { return nil }
-        let sizeField = fields[2]
-        let size = sizeField.allSatisfy({ $0.isASCII && $0.isNumber }) ? Int64(sizeField) : nil
-        return Columns(size: size, modified: modified)
+        let date = Array(fields[0]), time = Array(fields[1])
+        guard date.count == 11, date[2] == UInt8(ascii: "-"), date[6] == UInt8(ascii: "-"),
+              time.count == 5, time[2] == UInt8(ascii: ":"),
+              let day = number(date[0..<2]), let year = number(date[7..<11]),
+              let hour = number(time[0..<2]), let minute = number(time[3..<5]),
+              let month = months.firstIndex(where: { $0.elementsEqual(date[3..<6]) }),
+              (1...31).contains(day), hour < 24, minute < 60 else { return nil }
+        let modified = Double(daysFromCivil(year: Int(year), month: month + 1, day: Int(day)) * 86_400
+                              + Int(hour) * 3600 + Int(minute) * 60)
+        return Columns(size: number(fields[2]), modified: modified)
+    }
+
+    /// Decimal digits only (no sign, no suffix like "2K"); nil otherwise.
+    private static func number(_ digits: ArraySlice<UInt8>) -> Int64? {
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var value: Int64 = 0
+        for d in digits {
+            guard d >= UInt8(ascii: "0"), d <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(d - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    /// Days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's algorithm).
+    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
     }
 }

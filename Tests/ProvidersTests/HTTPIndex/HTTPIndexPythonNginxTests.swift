@@ -123,6 +123,21 @@ final class HTTPIndexNginxTests: HTTPIndexTestCase {
         await expectError(.versionChanged) { _ = try await self.read(provider, big, 0..<10) }
     }
 
+    /// 5,000 files from nginx: `metadata=index` (one GET) against `metadata=head` (a GET and 5,000 HEADs).
+    func testListingCost() async throws {
+        try XCTSkipUnless(ProcessInfo.processInfo.environment["FAVFS_MEASURE"] == "1", "a measurement: set FAVFS_MEASURE=1")
+        let sizes = try HTTPIndexApacheTests.makeFiles(5_000, in: server.documentRoot.appendingPathComponent("many"))
+        for metadata in [HTTPIndexMetadata.index, .head] {
+            let provider = makeProvider(baseURL: server.baseURL, remote: remote, metadata: metadata)
+            let mark = server.accessLogLines().count
+            let start = Date()
+            let items = try await provider.enumerateAll(in: .rootContainer.child("many"))
+            let took = Date().timeIntervalSince(start)
+            XCTAssertEqual(Dictionary(uniqueKeysWithValues: items.map { ($0.name, $0.size) }), sizes)
+            print("COST nginx 5000 files, metadata=\(metadata.rawValue): \(String(format: "%.2f", took)) s, \(server.accessLogLines().count - mark) requests")
+        }
+    }
+
     /// With `autoindex_exact_size off` nginx rounds sizes above 9999 bytes: only those files get a HEAD.
     func testRoundedSizesAreLookedUp() async throws {
         let rounded = try HTTPIndexServers.nginx(exactSizes: false)
