@@ -2,23 +2,29 @@ import Foundation
 
 /// A real Apache httpd with mod_dav, on a free loopback port, with a private config under a
 /// temp folder. Apache will not run workers as root, so the served folder is owned by www-data.
+/// In `.autoindex` mode the folder is served read-only as mod_autoindex pages, without DAV.
 public final class ApacheServer: @unchecked Sendable {
     public enum Auth: Sendable { case none, basic(user: String, password: String), digest(user: String, password: String) }
+    /// `.webdav`: DAV On (the default). `.autoindex`: no DAV, directory index pages only;
+    /// `fancy` turns on `IndexOptions FancyIndexing HTMLTable` (columns, sort links, rounded sizes).
+    public enum Mode: Sendable, Equatable { case webdav, autoindex(fancy: Bool) }
 
     public let root: URL          // private config, logs, pid, lock db
     public let documentRoot: URL  // what /files/ serves
     public let port: Int
     public let auth: Auth
+    public let mode: Mode
     public var baseURL: String { "http://127.0.0.1:\(port)/files/" }
     public var davURL: String { "dav://127.0.0.1:\(port)/files/" }
     public var accessLog: URL { root.appendingPathComponent("access.log") }
     public private(set) var isRunning = false
 
     /// Creates the folders and config; `start()` runs the server.
-    public init(auth: Auth = .none, port: Int? = nil) throws {
+    public init(auth: Auth = .none, port: Int? = nil, mode: Mode = .webdav) throws {
         root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-apache-\(UUID().uuidString.prefix(8))")
         documentRoot = root.appendingPathComponent("files")
         self.auth = auth
+        self.mode = mode
         self.port = try port ?? FreePort.next()
         try FileManager.default.createDirectory(at: documentRoot, withIntermediateDirectories: true)
         try writeConfig()
@@ -87,7 +93,7 @@ public final class ApacheServer: @unchecked Sendable {
         DocumentRoot "\(root.path)/docroot"
         Alias /files "\(documentRoot.path)"
         <Directory "\(documentRoot.path)">
-            DAV On
+            \(directoryModeLine)
             Options +Indexes
             AllowOverride None
             DirectoryIndex disabled
@@ -97,6 +103,14 @@ public final class ApacheServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: root.appendingPathComponent("lock"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: root.appendingPathComponent("docroot"), withIntermediateDirectories: true)
         try conf.write(to: root.appendingPathComponent("httpd.conf"), atomically: true, encoding: .utf8)
+    }
+
+    /// The first line of the served folder's <Directory> block.
+    private var directoryModeLine: String {
+        switch mode {
+        case .webdav: return "DAV On"
+        case .autoindex(let fancy): return fancy ? "IndexOptions FancyIndexing HTMLTable" : "IndexOptions None"
+        }
     }
 
     /// Gives the served tree and lock folder to www-data (after the test wrote into it).
