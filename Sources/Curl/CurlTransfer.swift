@@ -160,7 +160,12 @@ final class CurlTransfer: @unchecked Sendable {
             case .basic: auth = favfs_auth_basic
             case .digest: auth = favfs_auth_digest
             }
-            check(favfs_easy_setopt_long(easy, CURLOPT_HTTPAUTH, auth), "HTTPAUTH")
+            // CURLOPT_AWS_SIGV4 selects its own auth scheme; CURLOPT_HTTPAUTH would replace it
+            // (with "any", curl waits for a 401 challenge S3 never sends, and signs nothing).
+            let signsAWS = request.options.contains { if case .awsSigV4 = $0 { return true } else { return false } }
+            if !signsAWS {
+                check(favfs_easy_setopt_long(easy, CURLOPT_HTTPAUTH, auth), "HTTPAUTH")
+            }
         }
 
         check(favfs_easy_setopt_data_cb(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "HEADERFUNCTION")
