@@ -74,6 +74,11 @@ public final class S3Provider: Provider {
                  hasBody: Bool = false) -> CurlRequest {
         var all = headers
         let unsigned = hasBody || !(body?.isEmpty ?? true)
+        // An in-memory body needs its own Content-Type: libcurl's default for it is a form type
+        // (and S3 keeps an object's Content-Type).
+        if body != nil && !headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+            all.append(CurlHeader("Content-Type", "application/octet-stream"))
+        }
         all.append(CurlHeader("x-amz-content-sha256", unsigned ? "UNSIGNED-PAYLOAD" : Self.emptyPayloadHash))
         var options: [CurlOption] = []
         var credentials: CurlCredentials?
