@@ -235,3 +235,46 @@ final class S3ProviderTests: XCTestCase {
         XCTAssertTrue(error?.detail.contains("NoSuchBucket") ?? false, "\(String(describing: error))")
     }
 }
+
+/// The conformance server for S3 keeps its contract (the suite itself lives elsewhere).
+final class S3ConformanceServerTests: XCTestCase {
+    func testContract() async throws {
+        guard MotoServer.isAvailable || TestEnvironment.isCI else { throw XCTSkip("moto is not installed") }
+        let server = S3ConformanceServer.shared
+        try server.start()
+        try server.start()  // idempotent
+        let base = "contract-\(UUID().uuidString.prefix(8))"
+        try server.seed(files: ["\(base)/a b.txt": Data("one".utf8), "\(base)/sub/x": Data("x".utf8)], folders: ["\(base)/empty"])
+        XCTAssertTrue(try server.exists("\(base)/a b.txt"))
+        XCTAssertTrue(try server.exists("\(base)/empty"))
+        XCTAssertTrue(try server.exists("\(base)/sub"))
+        XCTAssertFalse(try server.exists("\(base)/nope"))
+        XCTAssertEqual(try server.contents(of: "\(base)/a b.txt"), Data("one".utf8))
+        XCTAssertNil(try server.contents(of: "\(base)/nope"))
+
+        func provider(_ r: ConformanceRemote) throws -> any Provider {
+            try ProviderFactory.make(RemoteConfiguration(url: try RemoteURL(r.urlWithOptions), secret: r.secret))
+        }
+        let p = try provider(server.remote())
+        let folder = ItemIdentifier("/" + base)
+        let listed = try await p.enumerateAll(in: folder).map(\.name).sorted()
+        XCTAssertEqual(listed, ["a b.txt", "empty", "sub"])
+        let before = try await p.item(for: folder.child("a b.txt"))
+        try server.overwrite("\(base)/a b.txt", with: Data("two!".utf8))
+        let after = try await p.item(for: folder.child("a b.txt"))
+        XCTAssertNotEqual(before.version, after.version)
+
+        let paged = try provider({ var r = server.remote(); r.options[server.traits.pageSizeOption!] = "1"; return r }())
+        let all = try await paged.enumerateAll(in: folder)
+        XCTAssertEqual(all.count, 3)
+
+        do {
+            _ = try await provider(server.remoteWithWrongCredentials()!).enumerateItems(in: folder, page: nil)
+            XCTFail("wrong credentials listed")
+        } catch let error as ProviderError { XCTAssertEqual(error.kind, .denied, "\(error)") }
+        do {
+            _ = try await provider(try server.remoteThatIsDown()!).enumerateItems(in: folder, page: nil)
+            XCTFail("a server that is down listed")
+        } catch let error as ProviderError { XCTAssertEqual(error.kind, .unreachable, "\(error)") }
+    }
+}
