@@ -128,6 +128,7 @@ final class CurlTransfer: @unchecked Sendable {
             check(favfs_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method), "CUSTOMREQUEST")
         }
 
+        let signsAWS = request.options.contains { if case .awsSigV4 = $0 { return true } else { return false } }
         var headerLines = request.headers.map { "\($0.name): \($0.value)" }
         if let upload {
             if let (code, what) = configureUpload(easy, upload, context: me) { check(code, what) }
@@ -142,14 +143,18 @@ final class CurlTransfer: @unchecked Sendable {
             postData = buffer
             check(favfs_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(data.count)), "POSTFIELDSIZE_LARGE")
             check(favfs_easy_setopt_ptr(easy, CURLOPT_POSTFIELDS, buffer), "POSTFIELDS")
-            // POSTFIELDS implies a form Content-Type; drop it unless the caller set one.
-            if !request.headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+            // POSTFIELDS implies a form Content-Type; drop it unless the caller set one (SigV4
+            // callers must set one: the empty removal line would be signed, see "Expect:").
+            if !request.headers.contains(where: { $0.name.lowercased() == "content-type" }) && !signsAWS {
                 headerLines.append("Content-Type:")
             }
         }
         // No 100-continue round trip: servers are trusted to answer (a refused upload costs one
-        // body's worth of bytes, which the precondition headers make rare).
-        headerLines.append("Expect:")
+        // body's worth of bytes, which the precondition headers make rare). Not for SigV4:
+        // libcurl 7.88 signs every custom header line, also an empty "Expect:" that only removes
+        // a header, so the server would miss a signed header (SignatureDoesNotMatch). There
+        // curl's own Expect: 100-continue (bodies above 1 MiB) stays, which S3 answers.
+        if !signsAWS { headerLines.append("Expect:") }
         for line in headerLines {
             headerList = curl_slist_append(headerList, line)
         }
@@ -164,7 +169,11 @@ final class CurlTransfer: @unchecked Sendable {
             case .basic: auth = favfs_auth_basic
             case .digest: auth = favfs_auth_digest
             }
-            check(favfs_easy_setopt_long(easy, CURLOPT_HTTPAUTH, auth), "HTTPAUTH")
+            // CURLOPT_AWS_SIGV4 selects its own auth scheme; CURLOPT_HTTPAUTH would replace it
+            // (with "any", curl waits for a 401 challenge S3 never sends, and signs nothing).
+            if !signsAWS {
+                check(favfs_easy_setopt_long(easy, CURLOPT_HTTPAUTH, auth), "HTTPAUTH")
+            }
         }
 
         check(favfs_easy_setopt_data_cb(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "HEADERFUNCTION")

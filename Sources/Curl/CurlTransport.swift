@@ -29,13 +29,14 @@ public final class CurlTransport: Sendable {
         try await run(CurlTransfer(request: request, sink: .file(fd: fd, placement: .fixed(offset)), options: options)).response
     }
 
-    /// Performs a request whose body is `length` bytes of `fd` from offset 0, streamed with pread
-    /// as curl sends (CURLOPT_UPLOAD; the method comes from the request, e.g. PUT). The file is
-    /// never loaded into memory. A failed read aborts the transfer with `.readFailed`.
-    /// `request.body` is ignored. The response body is returned in memory.
-    public func upload(_ request: CurlRequest, from fd: Int32, length: Int64) async throws -> CurlResponse {
+    /// Performs a request whose body is `length` bytes of `fd` from `offset` (default 0), streamed
+    /// with pread as curl sends (CURLOPT_UPLOAD; the method comes from the request, e.g. PUT). The
+    /// file is never loaded into memory. A failed read aborts the transfer with `.readFailed`.
+    /// `request.body` is ignored. The response body is returned in memory. A non-zero `offset`
+    /// sends one slice of a file (an S3 multipart upload's part).
+    public func upload(_ request: CurlRequest, from fd: Int32, length: Int64, offset: Int64 = 0) async throws -> CurlResponse {
         try await run(CurlTransfer(request: request, sink: .memory, options: options,
-                                   upload: UploadSource(fd: fd, length: max(0, length)))).response
+                                   upload: UploadSource(fd: fd, length: max(0, length), offset: max(0, offset)))).response
     }
 
     /// A ranged download whose write offset follows the response: a 206 body goes to the start

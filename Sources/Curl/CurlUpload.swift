@@ -1,11 +1,13 @@
 import CCurl
 import Foundation
 
-/// An upload body: `length` bytes of `fd` from offset 0, read with `pread` as curl asks for them.
-/// Nothing is loaded into memory beyond curl's own upload buffer.
+/// An upload body: `length` bytes of `fd` from `offset` (0 for a whole file; a multipart
+/// upload's part starts further in), read with `pread` as curl asks for them. Nothing is loaded
+/// into memory beyond curl's own upload buffer.
 struct UploadSource: Sendable {
     let fd: Int32
     let length: Int64
+    var offset: Int64 = 0
 }
 
 extension CurlTransfer {
@@ -25,7 +27,7 @@ extension CurlTransfer {
         return steps.first { $0.0 != CURLE_OK }
     }
 
-    /// Fills curl's buffer from the source at the current offset. 0 ends the body; an abort ends
+    /// Fills curl's buffer from the source at the current offset (relative to `source.offset`). 0 ends the body; an abort ends
     /// the transfer with CURLE_ABORTED_BY_CALLBACK and the reason kept for the error.
     fileprivate func readChunk(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         guard let source = upload else { return 0 }
@@ -33,7 +35,7 @@ extension CurlTransfer {
         if remaining <= 0 { return 0 }
         let want = Int(min(Int64(capacity), remaining))
         while true {
-            let n = pread(source.fd, buffer, want, off_t(uploadOffset))
+            let n = pread(source.fd, buffer, want, off_t(source.offset + uploadOffset))
             if n < 0 {
                 if errno == EINTR { continue }
                 readErrno = errno

@@ -71,6 +71,15 @@ final class CurlUploadTests: XCTestCase {
         XCTAssertEqual(served("part.txt"), Data("0123".utf8))
     }
 
+    func testUploadFromAnOffsetSendsThatSliceOnly() async throws {
+        let data = CurlTransportTests.pattern(count: 1_000_003)
+        let fd = try source(data)
+        defer { close(fd) }
+        let r = try await transport.upload(CurlRequest(method: "PUT", url: url("slice.bin")), from: fd, length: 300_000, offset: 500_001)
+        XCTAssertEqual(r.status, 201)
+        XCTAssertEqual(served("slice.bin"), data[500_001..<800_001])
+    }
+
     func testEmptyUpload() async throws {
         let fd = try source(Data())
         defer { close(fd) }
