@@ -24,6 +24,7 @@ extension SFTPProvider: WritableProvider {
             throw ProviderError(.isAFolder, remote: remoteDescription, path: id.rawValue, detail: "cannot upload over the root folder")
         }
         try await check(precondition, id)
+        statCache.forget(paths.serverPath(id))
         let temp = parent.child(Self.temporaryPrefix + UUID().uuidString.prefix(8).lowercased())
         do {
             _ = try await transport.upload(request(paths.url(temp), [.newFilePermissions(0o644)]), from: source.fd, length: source.length)
@@ -108,6 +109,7 @@ extension SFTPProvider: WritableProvider {
 
     /// `mkdir`, and the new folder's stat in the same request.
     public func createFolder(_ id: ItemIdentifier) async throws -> Item {
+        statCache.forget(paths.serverPath(id))
         do {
             let stat = try await stat(id, quote: ["mkdir \(paths.quoted(id))"], operation: "mkdir")
             return item(id, kind: .folder, stat: stat)
@@ -123,6 +125,7 @@ extension SFTPProvider: WritableProvider {
     public func delete(_ item: Item) async throws {
         let id = item.identifier
         let command = item.isFolder ? "rmdir" : "rm"
+        statCache.forget(paths.serverPath(id))
         do {
             try await perform(statURL(parentOf: id), [.quote(["\(command) \(paths.quoted(id))"]), .noBody], operation: command, path: id.rawValue)
         } catch let error as ProviderError where error.status == SFTPErrors.quoteError && error.kind == .serverError && item.isFolder {
@@ -141,6 +144,8 @@ extension SFTPProvider: WritableProvider {
     /// atomic); `replacing: true` removes the destination first (`rm`, or `rmdir` for a folder).
     public func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item {
         let source = item.identifier
+        statCache.forget(paths.serverPath(source))
+        statCache.forget(paths.serverPath(destination))
         var commands: [String] = []
         if replacing { commands.append("*\(item.isFolder ? "rmdir" : "rm") \(paths.quoted(destination))") }
         commands.append("rename \(paths.quoted(source)) \(paths.quoted(destination))")
@@ -173,6 +178,7 @@ extension SFTPProvider: WritableProvider {
 
     /// The `mtime` quote command (libcurl 7.73+): whole seconds, as SFTP v3 keeps them.
     public func setModified(_ id: ItemIdentifier, to seconds: Double) async throws -> Item {
+        statCache.forget(paths.serverPath(id))
         try await perform(statURL(parentOf: id), [.quote([mtimeCommand(id, seconds: Int64(seconds.rounded(.down)))]), .noBody],
                           operation: "set mtime", path: id.rawValue)
         // Kind and version as a listing reports them.

@@ -52,6 +52,7 @@ public final class SFTPProvider: Provider {
     let transport: CurlTransport
     let paths: SFTPPaths
     let errors: SFTPErrors
+    let statCache = SFTPStatCache()
     let log = Logger(label: "favfs.sftp")
 
     /// Uploads go to a hidden temporary name in the target folder first; listings hide it.
@@ -123,7 +124,8 @@ public final class SFTPProvider: Provider {
     // MARK: listing
 
     /// Lists a folder: one long listing, then an exact stat of every file and folder in it
-    /// (concurrently), so sizes and versions equal what `item(for:)` and uploads report.
+    /// (concurrently; reused from an earlier listing while the entry's line is unchanged, see
+    /// `SFTPStatCache`), so sizes and versions equal what `item(for:)` and uploads report.
     /// SFTP listings have no pages.
     public func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage {
         if let page {
@@ -143,13 +145,14 @@ public final class SFTPProvider: Provider {
             }
             entries.append(entry)
         }
-        let items = try await items(for: entries, in: folder)
+        let items = try await items(for: entries, in: folder, reuseStats: true)
         return EnumerationPage(items: items, nextPage: nil, skipped: skipped)
     }
 
     /// Items for listed entries: files and folders are stat'ed (at most `statConcurrency` at a
-    /// time); an entry gone since the listing is left out.
-    func items(for entries: [SFTPListing.Entry], in folder: ItemIdentifier) async throws -> [Item] {
+    /// time) unless `reuseStats` finds an earlier stat for an unchanged line; an entry gone since
+    /// the listing is left out.
+    func items(for entries: [SFTPListing.Entry], in folder: ItemIdentifier, reuseStats: Bool) async throws -> [Item] {
         var results = [Item?](repeating: nil, count: entries.count)
         try await withThrowingTaskGroup(of: (Int, Item?).self) { group in
             var next = 0
@@ -157,7 +160,7 @@ public final class SFTPProvider: Provider {
                 guard next < entries.count else { return }
                 let index = next
                 next += 1
-                group.addTask { [self] in (index, try await self.item(from: entries[index], in: folder)) }
+                group.addTask { [self] in (index, try await self.item(from: entries[index], in: folder, reuseStats: reuseStats)) }
             }
             for _ in 0..<configuration.statConcurrency { addNext() }
             while let (index, item) = try await group.next() {
@@ -169,7 +172,7 @@ public final class SFTPProvider: Provider {
     }
 
     /// One listed entry as an item. Symlinks keep the listing's data (a stat would follow them).
-    func item(from entry: SFTPListing.Entry, in folder: ItemIdentifier) async throws -> Item? {
+    func item(from entry: SFTPListing.Entry, in folder: ItemIdentifier, reuseStats: Bool) async throws -> Item? {
         let id = folder.child(entry.name)
         let line = entry.line
         guard let kind = line.kind else { return nil }
@@ -178,8 +181,15 @@ public final class SFTPProvider: Provider {
                         modified: SFTPLongName.date(line.dateText, timeZone: configuration.timeZone),
                         permissions: line.permissions, symlinkTarget: entry.symlinkTarget)
         }
+        let path = paths.serverPath(id)
+        if reuseStats, let known = statCache.reusable(path, size: line.size, dateText: line.dateText) {
+            return item(id, kind: kind, stat: known, permissions: line.permissions)
+        }
         do {
-            return item(id, kind: kind, stat: try await stat(id), permissions: line.permissions)
+            let startedAt = Date().timeIntervalSince1970
+            let stat = try await stat(id)
+            statCache.store(path, size: line.size, dateText: line.dateText, stat: stat, startedAt: startedAt)
+            return item(id, kind: kind, stat: stat, permissions: line.permissions)
         } catch let error as ProviderError where error.kind == .notFound {
             return nil  // deleted since the listing
         } catch let error as ProviderError where error.kind == .denied {
@@ -201,7 +211,7 @@ public final class SFTPProvider: Provider {
         }
         let listing = try await SFTPListing.fetch(parent, provider: self)
         guard let entry = listing.first(where: { $0.name.utf8.elementsEqual(identifier.name.utf8) }),
-              let item = try await item(from: entry, in: parent) else {
+              let item = try await item(from: entry, in: parent, reuseStats: false) else {
             throw ProviderError(.notFound, remote: remoteDescription, path: identifier.rawValue,
                                 detail: "no such file or folder in \(parent.rawValue)")
         }
@@ -244,7 +254,8 @@ public final class SFTPProvider: Provider {
     }
 
     private func changed(_ path: String, _ pinned: SFTPVersion, detail: String) -> ProviderError {
-        ProviderError(.versionChanged, remote: remoteDescription, path: path,
+        statCache.forget(paths.serverPath(ItemIdentifier(path)))
+        return ProviderError(.versionChanged, remote: remoteDescription, path: path,
                       detail: "read refused: the file changed on the server (\(detail); the version read was \(pinned.string))")
     }
 

@@ -72,6 +72,31 @@ final class SFTPProviderTests: XCTestCase {
         print("SFTP: listing 1050 files with a stat each took \(String(format: "%.2f", took)) s")
     }
 
+    func testRelistingReusesStatsButSeesChanges() async throws {
+        let (area, dir) = try SFTPTestServer.area(server, "relist")
+        for name in ["same", "grows", "touched", "gone"] {
+            try Data("12345".utf8).write(to: dir.appendingPathComponent(name))
+            try SFTPTestServer.age(dir.appendingPathComponent(name))
+        }
+        let p = try SFTPTestServer.provider(server)
+        let folder = ItemIdentifier("/\(area)")
+        let first = Dictionary(uniqueKeysWithValues: try await p.enumerateAll(in: folder).map { ($0.name, $0) })
+        try Data("123456".utf8).write(to: dir.appendingPathComponent("grows"))
+        try SFTPTestServer.age(dir.appendingPathComponent("touched"), by: 60)
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("gone"))
+        try Data("new".utf8).write(to: dir.appendingPathComponent("new"))
+        let second = Dictionary(uniqueKeysWithValues: try await p.enumerateAll(in: folder).map { ($0.name, $0) })
+        XCTAssertEqual(Set(second.keys), ["same", "grows", "touched", "new"])
+        XCTAssertEqual(second["same"]?.version, first["same"]?.version)
+        XCTAssertEqual(second["grows"]?.size, 6)
+        XCTAssertNotEqual(second["grows"]?.version, first["grows"]?.version)
+        XCTAssertNotEqual(second["touched"]?.version, first["touched"]?.version)
+        for (name, item) in second {
+            let stat = try await p.item(for: item.identifier)
+            XCTAssertEqual(stat.version, item.version, name)
+        }
+    }
+
     func testAwkwardNamesAsFilesAndFolders() async throws {
         let (area, dir) = try SFTPTestServer.area(server, "names")
         for name in Self.awkwardNames {

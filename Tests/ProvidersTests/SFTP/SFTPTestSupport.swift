@@ -27,7 +27,9 @@ enum SFTPTestServer {
         var all = ["key": s.clientKey, "known_hosts": s.knownHosts]
         all.merge(options) { _, new in new }
         let configuration = RemoteConfiguration(url: try RemoteURL(base), options: all, secret: secret)
-        return try XCTUnwrap(try ProviderFactory.make(configuration) as? SFTPProvider)
+        let made = try ProviderFactory.make(configuration)
+        guard let provider = made as? SFTPProvider else { throw ShellError("sftp:// made a \(type(of: made))") }
+        return provider
     }
 
     /// A fresh folder below the served root.
