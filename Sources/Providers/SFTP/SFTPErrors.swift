@@ -11,6 +11,8 @@ struct SFTPErrors: Sendable {
     /// The known_hosts file as the user gave it (`~/.ssh/known_hosts`), for host key messages.
     let knownHostsDisplay: String
     let knownHostsPath: String
+    /// Said with a refused login: what to check (e.g. an RSA key libssh2 cannot sign acceptably).
+    var loginHint = "check the user, the key (option key) or the password"
 
     // libcurl result codes the SFTP provider tells apart.
     static let couldNotConnect = 7, remoteAccessDenied = 9, quoteError = 21, timedOut = 28
@@ -47,7 +49,7 @@ struct SFTPErrors: Sendable {
             return ProviderError(.denied, remote: remote, path: path, status: t.code, detail: hostKeyMessage(t.sshHostKey))
         case Self.loginDenied:
             return ProviderError(.denied, remote: remote, path: path, status: t.code,
-                                 detail: "\(operation) failed: the server refused the login (\(t.message)); check the user, the key (option key) or the password")
+                                 detail: "\(operation) failed: the server refused the login (\(t.message)); \(loginHint)")
         case Self.remoteFileNotFound:
             return ProviderError(.notFound, remote: remote, path: path, status: t.code, detail: detail)
         case Self.remoteAccessDenied:

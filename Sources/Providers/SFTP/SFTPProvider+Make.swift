@@ -12,6 +12,11 @@ extension ProviderFactory {
     static func makeSFTP(_ configuration: RemoteConfiguration, transport: TransportOptions) throws -> any Provider {
         try configuration.requireKnownOptions(["key", "key_passphrase", "known_hosts", "timezone"])
         let url = configuration.url
+        if url.path == "/~" || url.path.hasPrefix("/~/") {
+            // libcurl expands "/~/" in URLs but not in quote commands (rename, rm, ...).
+            throw ProviderError(.invalidName, remote: url.description,
+                                detail: "sftp:// paths are absolute on the server: write the home folder out (sftp://host/home/user/...) instead of ~")
+        }
         let home = SFTPHome.directory
         func expand(_ path: String) -> String {
             path == "~" ? home : path.hasPrefix("~/") ? home + String(path.dropFirst(1)) : path

@@ -63,9 +63,20 @@ public final class SFTPProvider: Provider {
         self.transport = transport
         self.remoteDescription = configuration.remoteDescription
         self.paths = SFTPPaths(host: configuration.host, port: configuration.port, rootPath: configuration.rootPath)
-        self.errors = SFTPErrors(remote: configuration.remoteDescription,
-                                 hostAndPort: "\(configuration.host):\(configuration.port ?? 22)",
-                                 knownHostsDisplay: configuration.knownHostsDisplay, knownHostsPath: configuration.knownHosts)
+        var errors = SFTPErrors(remote: configuration.remoteDescription,
+                                hostAndPort: "\(configuration.host):\(configuration.port ?? 22)",
+                                knownHostsDisplay: configuration.knownHostsDisplay, knownHostsPath: configuration.knownHosts)
+        if let key = configuration.privateKey, Self.isRSA(key) {
+            errors.loginHint = "the key \(key) is an RSA key: libcurl's libssh2 (1.10) signs with ssh-rsa (SHA-1), which OpenSSH 8.8 and later refuse — use an ed25519 or ECDSA key (option key)"
+        }
+        self.errors = errors
+    }
+
+    /// Whether a private key file holds an RSA key (PEM header, or its .pub next to it).
+    static func isRSA(_ keyPath: String) -> Bool {
+        if let pub = try? String(contentsOfFile: keyPath + ".pub", encoding: .utf8) { return pub.hasPrefix("ssh-rsa ") }
+        guard let head = FileManager.default.contents(atPath: keyPath)?.prefix(64) else { return false }
+        return String(decoding: head, as: UTF8.self).contains("RSA PRIVATE KEY")
     }
 
     // MARK: requests

@@ -207,6 +207,13 @@ final class SFTPProviderTests: XCTestCase {
 
         let password = try SFTPTestServer.provider(server, options: ["key": server.wrongKey], secret: "not the password")
         await SFTPTestServer.expectError(.denied) { _ = try await password.item(for: .rootContainer) }
+
+        // libssh2 1.10 cannot sign with RSA the way OpenSSH 8.8+ accepts: the message says so.
+        let rsa = server.root.path + "/rsa_key"
+        XCTAssertEqual(try Shell.run("/usr/bin/ssh-keygen", ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", rsa]).status, 0)
+        let rsaProvider = try SFTPTestServer.provider(server, options: ["key": rsa])
+        let e3 = await SFTPTestServer.expectError(.denied) { _ = try await rsaProvider.item(for: .rootContainer) }
+        XCTAssertTrue(e3?.detail.contains("is an RSA key") == true, e3?.detail ?? "")
     }
 
     func testServerDownIsUnreachable() async throws {
@@ -220,5 +227,7 @@ final class SFTPProviderTests: XCTestCase {
         XCTAssertThrowsError(try SFTPTestServer.provider(server, options: ["key": "/no/such/key"]))
         XCTAssertThrowsError(try SFTPTestServer.provider(server, options: ["timezone": "Mars/Olympus"]))
         XCTAssertNoThrow(try SFTPTestServer.provider(server, options: ["timezone": "Europe/Berlin"]))
+        XCTAssertThrowsError(try ProviderFactory.make(RemoteConfiguration(url: try RemoteURL("sftp://u@127.0.0.1/~/files"),
+                                                                          options: ["key": server.clientKey])))
     }
 }
