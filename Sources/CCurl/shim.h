@@ -40,4 +40,21 @@ static const size_t favfs_readfunc_abort = CURL_READFUNC_ABORT;
 static const int favfs_seekfunc_ok = CURL_SEEKFUNC_OK;
 static const int favfs_seekfunc_fail = CURL_SEEKFUNC_FAIL;
 
+// SSH host keys (CURLOPT_SSH_KEYFUNCTION): accept exactly what libcurl's default accepts (a key
+// that matches the known_hosts file) and record the verdict in *(int *)clientp, so that a refused
+// key can be reported as unknown (CURLKHMATCH_MISSING) or changed (CURLKHMATCH_MISMATCH).
+static inline int favfs_ssh_keyfunc(CURL *easy, const struct curl_khkey *knownkey, const struct curl_khkey *foundkey,
+                             enum curl_khmatch match, void *clientp) {
+    (void)easy; (void)knownkey; (void)foundkey;
+    if (clientp) *(int *)clientp = (int)match;
+    return match == CURLKHMATCH_OK ? CURLKHSTAT_FINE : CURLKHSTAT_REJECT;
+}
+static inline CURLcode favfs_easy_setopt_ssh_keyfunc(CURL *h, int *verdict) {
+    CURLcode c = curl_easy_setopt(h, CURLOPT_SSH_KEYFUNCTION, favfs_ssh_keyfunc);
+    return c == CURLE_OK ? curl_easy_setopt(h, CURLOPT_SSH_KEYDATA, (void *)verdict) : c;
+}
+static const int favfs_khmatch_ok = CURLKHMATCH_OK;
+static const int favfs_khmatch_mismatch = CURLKHMATCH_MISMATCH;
+static const int favfs_khmatch_missing = CURLKHMATCH_MISSING;
+
 #endif

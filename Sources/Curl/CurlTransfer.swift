@@ -57,6 +57,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var extraLists: [UnsafeMutablePointer<curl_slist>?] = []
     private var postData: UnsafeMutablePointer<CChar>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The SSH host key verdict (a CURLKHMATCH_* value, -1 before the check), for sftp:// and scp://.
+    private let sshKeyVerdict: UnsafeMutablePointer<Int32>
 
     init(request: CurlRequest, sink: Sink, options: TransportOptions, upload: UploadSource? = nil) {
         self.request = request
@@ -65,6 +67,8 @@ final class CurlTransfer: @unchecked Sendable {
         self.options = options
         errorBuffer = .allocate(capacity: Int(favfs_error_size))
         errorBuffer.initialize(repeating: 0, count: Int(favfs_error_size))
+        sshKeyVerdict = .allocate(capacity: 1)
+        sshKeyVerdict.initialize(to: -1)
     }
 
     deinit {
@@ -72,12 +76,19 @@ final class CurlTransfer: @unchecked Sendable {
         for list in extraLists { curl_slist_free_all(list) }
         postData?.deallocate()
         errorBuffer.deallocate()
+        sshKeyVerdict.deallocate()
     }
 
     /// HTTP(S) responses have statuses; FTP and SFTP bodies always go to the sink.
     var isHTTP: Bool {
         let url = request.url.lowercased()
         return url.hasPrefix("http://") || url.hasPrefix("https://")
+    }
+
+    /// SSH URLs: the host key is checked against CURLOPT_SSH_KNOWNHOSTS (when set), with a verdict.
+    var isSSH: Bool {
+        let url = request.url.lowercased()
+        return url.hasPrefix("sftp://") || url.hasPrefix("scp://")
     }
 
     /// The URL for messages: the userinfo part (`user:pass@`) removed.
@@ -117,6 +128,11 @@ final class CurlTransfer: @unchecked Sendable {
 
         for option in request.options {
             if let (code, what) = apply(option, easy) { check(code, what) }
+        }
+        if isSSH {
+            // Same acceptance as libcurl's default (known keys only), but the verdict is kept.
+            sshKeyVerdict.pointee = -1
+            check(favfs_easy_setopt_ssh_keyfunc(easy, sshKeyVerdict), "SSH_KEYFUNCTION")
         }
 
         let method = request.method.uppercased()
@@ -339,6 +355,13 @@ final class CurlTransfer: @unchecked Sendable {
         var error = TransportError(kind: kind, code: Int(code.rawValue), message: message,
                                    url: safeURL, errno: code == CURLE_WRITE_ERROR ? writeErrno : nil)
         error.replyLines = replyLines
+        if isSSH && code == CURLE_PEER_FAILED_VERIFICATION {
+            switch sshKeyVerdict.pointee {
+            case favfs_khmatch_missing: error.sshHostKey = .unknown
+            case favfs_khmatch_mismatch: error.sshHostKey = .changed
+            default: break
+            }
+        }
         return .failure(error)
     }
 

@@ -80,10 +80,19 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     /// FTP: the control-connection reply lines read before the failure (the last one is usually
     /// the refusal, e.g. `550 No such file or directory.`). Empty for HTTP.
     public var replyLines: [String] = []
+    /// SFTP: why the server's host key was refused (CURLE_PEER_FAILED_VERIFICATION), when known.
+    public var sshHostKey: SSHHostKeyProblem?
     public init(kind: Kind, code: Int, message: String, url: String, errno: Int32? = nil) {
         self.kind = kind; self.code = code; self.message = message; self.url = url; self.errno = errno
     }
     public var description: String { "\(url): \(message) (curl \(code))" }
+}
+
+/// Why an SSH server's host key was refused: it is not in the known_hosts file, or it differs
+/// from the key recorded there for that host.
+public enum SSHHostKeyProblem: Sendable, Equatable {
+    case unknown
+    case changed
 }
 
 /// Limits every transfer has, so that no operation can hang.
