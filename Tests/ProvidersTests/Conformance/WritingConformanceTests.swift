@@ -21,6 +21,8 @@ struct WritingConformanceTests {
         return w
     }
 
+    static func opaque(_ version: String) -> String { version.hasPrefix("W/") ? String(version.dropFirst(2)) : version }
+
     /// A temp file holding `data`, as the content cache would: uploads stream from its fd.
     private func source(_ data: Data) throws -> (ContentSource, () -> Void) {
         let path = NSTemporaryDirectory() + "favfs-conf-up-\(UUID().uuidString)"
@@ -48,7 +50,10 @@ struct WritingConformanceTests {
         #expect(try t.server.contents(of: path) == v1, "the server does not have the uploaded bytes")
         #expect(created.size == Int64(v1.count) && created.kind == .file)
         let listed = try #require(try await w.enumerateAll(in: Conformance.id(area)).first { $0.name == created.name })
-        #expect(listed.version == created.version, "the upload returned version \(created.version ?? "nil") but the listing says \(listed.version ?? "nil")")
+        // Apache tags a file changed within the last second with a weak ETag, and the same
+        // content with the strong one a second later: the server's doing, handled by WebDAV's
+        // weak-version comparison, so strength is not compared here.
+        #expect(listed.version.map(Self.opaque) == created.version.map(Self.opaque), "the upload returned version \(created.version ?? "nil") but the listing says \(listed.version ?? "nil")")
 
         await Conformance.expectError([.exists], "creating a file that exists") {
             _ = try await upload(w, path, Data("other".utf8), .mustNotExist)
@@ -61,7 +66,8 @@ struct WritingConformanceTests {
         if created.version != nil { #expect(replaced.version != created.version, "a replaced file kept its version") }
 
         guard t.server.traits.detectsConflicts, let stale = replaced.version else { return }
-        let theirs = Conformance.content(path + "theirs", size: 2_000_001)
+        // A different size: some remotes (Favart) version content by size alone.
+        let theirs = Conformance.content(path + "theirs", size: 2_000_003)
         try t.server.overwrite(path, with: theirs)
         await Conformance.expectError([.versionChanged], "replacing a file that changed at the remote") {
             _ = try await upload(w, path, Data("mine".utf8), .mustMatch(stale))

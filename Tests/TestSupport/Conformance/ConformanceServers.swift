@@ -4,5 +4,10 @@ public enum ConformanceServers {
     public static let all: [any ConformanceServer] = [
         LocalConformanceServer.shared,
         WebDAVConformanceServer.shared,
+        FTPConformanceServer.shared,
+        FTPConformanceServer.ftps,
+        FavartConformanceServer.shared,
+        HTTPIndexConformanceServer.shared,
+        NginxIndexConformanceServer.shared,
     ]
 }
