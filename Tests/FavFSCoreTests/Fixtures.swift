@@ -44,6 +44,8 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     private var _reads: [(String, Range<Int64>)] = []
     private var _enumerated: [ItemIdentifier] = []
     var delay: UInt64 = 0
+    /// Nanoseconds each listing takes on top of the real one (a slow server).
+    var listingDelay: UInt64 = 0
 
     init(_ inner: any Provider) { self.inner = inner }
     var remoteDescription: String { inner.remoteDescription }
@@ -54,7 +56,10 @@ final class RecordingProvider: Provider, @unchecked Sendable {
 
     func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage {
         lock.withLock { _enumerated.append(folder) }
-        return try await inner.enumerateItems(in: folder, page: page)
+        // The listing is taken first and answered late, as a slow server's would be.
+        let page = try await inner.enumerateItems(in: folder, page: page)
+        if listingDelay > 0 { try await Task.sleep(nanoseconds: listingDelay) }
+        return page
     }
     func item(for identifier: ItemIdentifier) async throws -> Item { try await inner.item(for: identifier) }
     func readContents(of item: Item, range: Range<Int64>, into sink: ContentSink) async throws -> Range<Int64> {

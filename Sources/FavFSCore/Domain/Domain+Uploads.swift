@@ -100,6 +100,7 @@ extension Domain {
                 return nil
             }
             content.setVersion(id, version)
+            noteChange(id)  // a listing begun before this upload must not bring back the old version
             if let parent = id.parent, folders[parent]?.children[id.name] != nil {
                 folders[parent]!.children[id.name] = item
             }

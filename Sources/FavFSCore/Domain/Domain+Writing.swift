@@ -21,6 +21,7 @@ extension Domain {
         if persist { try? store.upsert(item) }
         guard let parent = item.parent else { lock.withLock { rootItem = item }; return }
         lock.withLock {
+            noteChange(item.identifier)
             guard var s = loadedState(parent) else { return }
             if s.children[item.name] == nil {
                 let i = s.order.firstIndex { $0 > item.name } ?? s.order.count
@@ -291,6 +292,7 @@ extension Domain {
         do { try store.move(source, to: destination) } catch { throw self.error(.localIO, source, "cannot record the rename: \(error)") }
         content.move(source, to: destination)
         lock.withLock {
+            noteChange(source)
             dropLoaded(below: source)
             dropLoaded(below: destination)
             folders[parent]?.children[name] = nil

@@ -16,6 +16,11 @@ public final class Domain: @unchecked Sendable {
     var folders: [ItemIdentifier: FolderState] = [:]
     /// Enumerations in flight, shared by everyone waiting for that folder.
     var refreshes: [ItemIdentifier: Task<FolderState, Error>] = [:]
+    /// Changes made here to folders whose listing is in flight: the listing started before
+    /// them must not undo them (a `cp -r` creates files while their folder is being listed).
+    var listingSince: [ItemIdentifier: UInt64] = [:]
+    var namespaceChanges: [ItemIdentifier: [String: UInt64]] = [:]
+    var changeSequence: UInt64 = 0
     var rootItem: Item
     var handles: [UInt64: OpenFile] = [:]
     var nextHandle: UInt64 = 1
@@ -155,15 +160,23 @@ public final class Domain: @unchecked Sendable {
 
     private func enumerate(_ folder: ItemIdentifier) async throws -> FolderState {
         let started = Date()
+        let since = lock.withLock { () -> UInt64 in
+            listingSince[folder] = changeSequence
+            return changeSequence
+        }
+        defer { lock.withLock { listingSince[folder] = nil; namespaceChanges[folder] = nil } }
         var items = try await provider.enumerateAll(in: folder)
         let fetched = Date()
-        // Local changes not yet uploaded win over what the remote lists (or does not list yet).
-        let local: [Item] = lock.withLock {
-            dirty.keys.filter { $0.parent == folder }.compactMap { loadedState(folder)?.children[$0.name] }
-        }
-        if !local.isEmpty {
-            let names = Set(local.map(\.name))
-            items = items.filter { !names.contains($0.name) } + local
+        // Local changes not yet uploaded, and names created, removed or renamed here while the
+        // listing ran, win over what the remote lists (or does not list yet).
+        let mergedAt: UInt64 = lock.withLock {
+            let local = dirty.keys.filter { $0.parent == folder }.compactMap { loadedState(folder)?.children[$0.name] }
+            if !local.isEmpty {
+                let names = Set(local.map(\.name))
+                items = items.filter { !names.contains($0.name) } + local
+            }
+            items = overlayChanges(items, in: folder, since: since)
+            return changeSequence
         }
         let listedAt = Self.now
         var folderItem = cachedItem(folder) ?? Item(identifier: folder, kind: .folder)
@@ -173,9 +186,10 @@ public final class Domain: @unchecked Sendable {
         } catch {
             throw self.error(.localIO, folder, "cannot save placeholders: \(error)")
         }
-        let state = FolderState(items: items, listedAt: listedAt)
-        log.debug("listed \(folder): \(items.count) items, fetched in \(Int(fetched.timeIntervalSince(started) * 1000)) ms, stored in \(Int(Date().timeIntervalSince(fetched) * 1000)) ms")
-        lock.withLock {
+        let (state, late): (FolderState, [String]) = lock.withLock {
+            // Changes made while the placeholders were being saved.
+            let late = namespaceChanges[folder]?.filter { $0.value > mergedAt }.map(\.key) ?? []
+            let state = FolderState(items: overlayChanges(items, in: folder, since: mergedAt), listedAt: listedAt)
             // Child folders that vanished or changed kind: forget their loaded listings.
             if let old = folders[folder] {
                 for (name, item) in old.children where item.kind == .folder && state.children[name]?.kind != .folder {
@@ -183,14 +197,39 @@ public final class Domain: @unchecked Sendable {
                 }
             }
             folders[folder] = state
+            return (state, late)
         }
+        for name in late {
+            if let item = state.children[name] { try? store.upsert(item) } else { try? store.removeSubtree(folder.child(name)) }
+        }
+        log.debug("listed \(folder): \(items.count) items, fetched in \(Int(fetched.timeIntervalSince(started) * 1000)) ms, stored in \(Int(Date().timeIntervalSince(fetched) * 1000)) ms")
         return state
+    }
+
+    /// `items` with the names changed here since `since` taken from the current placeholders
+    /// instead (present or gone). Lock held.
+    private func overlayChanges(_ items: [Item], in folder: ItemIdentifier, since: UInt64) -> [Item] {
+        guard let changes = namespaceChanges[folder] else { return items }
+        let changed = changes.filter { $0.value > since }.map(\.key)
+        guard !changed.isEmpty else { return items }
+        var byName = Dictionary(items.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for name in changed { byName[name] = loadedState(folder)?.children[name] }
+        return Array(byName.values)
+    }
+
+    /// Records (lock held) that `id` was created, removed or renamed here, for a listing of its
+    /// parent that may be in flight.
+    func noteChange(_ id: ItemIdentifier) {
+        guard let parent = id.parent, listingSince[parent] != nil else { return }
+        changeSequence += 1
+        namespaceChanges[parent, default: [:]][id.name] = changeSequence
     }
 
     /// Forgets placeholders at and below `id` (it is gone at the remote).
     func forgetSubtree(_ id: ItemIdentifier) {
         try? store.removeSubtree(id)
         lock.withLock {
+            noteChange(id)
             dropLoaded(below: id)
             if let p = id.parent { folders[p]?.children[id.name] = nil; folders[p]?.order.removeAll { $0 == id.name } }
         }

@@ -4,6 +4,8 @@ public enum ConformanceServers {
     public static let all: [any ConformanceServer] = [
         LocalConformanceServer.shared,
         WebDAVConformanceServer.shared,
+        S3ConformanceServer.shared,
+        SFTPConformanceServer.shared,
         FTPConformanceServer.shared,
         FTPConformanceServer.ftps,
         FavartConformanceServer.shared,
