@@ -5,18 +5,21 @@ import FavFSCore
 /// - `prepare-unmount keep-cache=0|1`: finishes pending uploads (reporting `progress` lines),
 ///   remembers whether to keep the cache, answers `ready`, and after the kernel unmount
 ///   `evicted FILES BYTES`;
-/// - `status` and `status PATH`: the mount's or an item's state, as lines, then `end`.
+/// - `status` and `status PATH`: the mount's or an item's state, as lines, then `end`;
+/// - `thumbnail PATH`: `file FILE` (the kept preview) or `error: …`, then `end`.
 final class ControlServer: @unchecked Sendable {
     private let domain: Domain
     private let remote: String
     private let name: String?
     private let mountpoint: String
+    private let thumbnails: ThumbnailStore?
     private let lock = NSLock()
     private var keep = false
     private var waiting: LineSocket?
 
-    init(domain: Domain, remote: String, name: String? = nil, mountpoint: String) {
+    init(domain: Domain, remote: String, name: String? = nil, mountpoint: String, thumbnails: ThumbnailStore? = nil) {
         self.domain = domain; self.remote = remote; self.name = name; self.mountpoint = mountpoint
+        self.thumbnails = thumbnails
     }
 
     var keepCache: Bool { lock.withLock { keep } }
@@ -37,6 +40,9 @@ final class ControlServer: @unchecked Sendable {
                 let id = ItemIdentifier(String(line.dropFirst("status ".count)))
                 s.send(domain.state(of: id) ?? "unknown (not seen by this mount)")
                 s.send("end")
+            } else if line.hasPrefix("thumbnail /") {
+                s.send(thumbnail(ItemIdentifier(String(line.dropFirst("thumbnail ".count)))))
+                s.send("end")
             } else if line == "cancel" {
                 lock.withLock { keep = false; waiting = nil }
             } else {
@@ -44,6 +50,23 @@ final class ControlServer: @unchecked Sendable {
             }
         }
     }
+
+    /// Blocks this (control) thread while the preview is found or fetched.
+    private func thumbnail(_ id: ItemIdentifier) -> String {
+        guard let store = thumbnails else { return "error: previews are not kept by this mount" }
+        let done = DispatchSemaphore(value: 0)
+        let answer = AnswerBox()
+        let domain = self.domain
+        Task {
+            do { answer.line = "file " + (try await domain.thumbnailFile(id, store: store)).path }
+            catch { answer.line = "error: \(error)" }
+            done.signal()
+        }
+        done.wait()
+        return answer.line
+    }
+
+    final class AnswerBox: @unchecked Sendable { var line = "" }
 
     /// Blocks this (control) thread until uploads are done or only failed ones remain.
     private func drainUploads(reportingTo s: LineSocket) -> [ProviderError] {

@@ -17,7 +17,7 @@ struct FavFS: AsyncParsableCommand {
               favfs unmount ~/Remote
             """,
         version: FavFSVersion.string,
-        subcommands: [MountCommand.self, UnmountCommand.self, StatusCommand.self, RemoteCommand.self]
+        subcommands: [MountCommand.self, UnmountCommand.self, StatusCommand.self, ThumbnailCommand.self, RemoteCommand.self]
     )
 }
 

@@ -95,7 +95,9 @@ struct MountRunner {
         fuseOptions.debug = command.debugFuse
         let fuse = FUSEMount(domain: domain, options: fuseOptions)
 
-        let control = ControlServer(domain: domain, remote: remote.description, name: configuration.name, mountpoint: mountpoint)
+        let thumbnails = try? ThumbnailStore(cacheDirectory: URL(fileURLWithPath: cacheDir))
+        let control = ControlServer(domain: domain, remote: remote.description, name: configuration.name, mountpoint: mountpoint,
+                                    thumbnails: thumbnails)
         try ControlChannel.listen(mountpoint: mountpoint) { control.serve($0) }
         do { try fuse.mount() } catch { throw CLIError("\(error)") }
 

@@ -129,6 +129,14 @@ public final class ApacheServer: @unchecked Sendable {
             throw ShellError("apache2 is not listening on \(port): \(errorLog())")
         }
         isRunning = true
+        // apache2 -k start daemonizes: if this test process ends without stop() (a shared
+        // server, a crash), the server must not outlive it. Signals only: no spawning at exit.
+        let pidFile = root.appendingPathComponent("httpd.pid").path
+        ProcessReaper.atExit {
+            guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+                  let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0 else { return }
+            kill(pid, SIGTERM)
+        }
     }
 
     /// Stops httpd and waits until its port is closed.

@@ -26,14 +26,32 @@ extension FTPProvider: WritableProvider {
         // libcurl cannot put the parent's path in the STOR URL (a tab in a folder name).
         let temporaryName = Self.temporaryPrefix + UUID().uuidString.prefix(12).lowercased()
         let temporary = FTPPaths.fitsInURL(paths.serverPath(parent)) ? parent.child(temporaryName) : ItemIdentifier.rootContainer.child(temporaryName)
-        do {
-            _ = try await transport.upload(request(paths.url(for: temporary, isFolder: false), []), from: source.fd, length: source.length)
-        } catch {
-            await removeTemporary(temporary)
-            var mapped = errors.transport(error, command: "STOR", path: path)
-            // A refused CWD into the parent: it is not there (or not a folder).
-            if (error as? TransportError)?.code == 9, mapped.kind == .denied { mapped.kind = .notFound }
-            throw mapped
+        // The server's 226 is not proof: over FTPS, a data connection closed in the middle of
+        // its TLS shutdown has left files short (seen with pyftpdlib). A short file is never
+        // renamed into place: the transfer is tried again, and then the upload fails (transient).
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                _ = try await transport.upload(request(paths.url(for: temporary, isFolder: false), []), from: source.fd, length: source.length)
+            } catch {
+                await removeTemporary(temporary)
+                var mapped = errors.transport(error, command: "STOR", path: path)
+                // A refused CWD into the parent: it is not there (or not a folder).
+                if (error as? TransportError)?.code == 9, mapped.kind == .denied { mapped.kind = .notFound }
+                throw mapped
+            }
+            let stored: Item?
+            do { stored = try await existing(temporary) } catch { await removeTemporary(temporary); throw error }
+            if let stored, stored.size == source.length { break }
+            log.warning("an upload arrived short; sending it again", metadata: [
+                "remote": "\(remoteDescription)", "path": "\(path)", "stored": "\(stored?.size ?? -1)", "length": "\(source.length)",
+            ])
+            if attempt >= 3 {
+                await removeTemporary(temporary)
+                throw ProviderError(.serverError, remote: remoteDescription, path: path,
+                                    detail: "STOR: the server stored \(stored.map { String($0.size) } ?? "nothing") of \(source.length) bytes, \(attempt) times")
+            }
         }
         let current: Item?
         do {

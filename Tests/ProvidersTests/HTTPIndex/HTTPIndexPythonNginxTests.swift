@@ -98,6 +98,9 @@ final class HTTPIndexNginxTests: HTTPIndexTestCase {
         XCTAssertEqual(provider.capabilities, [.rangedReads])
         let mark = server.accessLogLines().count
         let items = try await provider.enumerateAll(in: .rootContainer)
+        // nginx writes its log line after the response is sent: wait for it.
+        let deadline = Date().addingTimeInterval(5)
+        while server.accessLogLines().count <= mark && Date() < deadline { usleep(20_000) }
         let requests = server.accessLogLines().dropFirst(mark)
         XCTAssertEqual(Array(requests), ["GET /files/ 200 \(requests.first?.split(separator: " ")[3] ?? "") \"-\""], "only the index page")
         let disk = try HTTPIndexFixture.diskListing(server.documentRoot)

@@ -18,7 +18,6 @@ public final class WebDAVConformanceServer: ConformanceServer, @unchecked Sendab
         let s = try ApacheServer(auth: .basic(user: Self.user, password: Self.password))
         try s.start()
         server = s
-        ProcessReaper.atExit { s.remove() }
         return s
     }
 
