@@ -1,7 +1,7 @@
 import Foundation
 
 /// The local reference provider: a temp folder is the "server".
-public final class LocalConformanceServer: ConformanceServer, @unchecked Sendable {
+public final class LocalConformanceServer: FolderServedConformanceServer, @unchecked Sendable {
     public static let shared = LocalConformanceServer()
     public let name = "local"
     public let root: URL
@@ -26,14 +26,7 @@ public final class LocalConformanceServer: ConformanceServer, @unchecked Sendabl
     public func remoteWithWrongCredentials() -> ConformanceRemote? { nil }
     public func remoteThatIsDown() throws -> ConformanceRemote? { nil }
 
-    public func seed(files: [String: Data], folders: [String]) throws {
-        try DirectorySeeding.seed(root, files: files, folders: folders)
-    }
-    public func contents(of path: String) throws -> Data? { DirectorySeeding.contents(root, path) }
-    public func exists(_ path: String) throws -> Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path) }
-    public func overwrite(_ path: String, with data: Data) throws {
-        try DirectorySeeding.overwrite(root, path, with: data)
-    }
+    public func servedFolder() throws -> URL { root }
 }
 
 /// Seeding for servers that serve a plain folder (Apache, sshd, FTP servers, fixtures).

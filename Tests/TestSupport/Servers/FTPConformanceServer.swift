@@ -3,14 +3,13 @@ import Foundation
 /// pyftpdlib as the FTP conformance server: `shared` is plain FTP ("ftp"), `ftps` explicit FTP
 /// over TLS with a self-signed certificate given as `ca_certificate` ("ftps"). Both have MLSD,
 /// MLST and MFMT, serve `/files` and keep times in UTC with one-second precision.
-public final class FTPConformanceServer: ConformanceServer, @unchecked Sendable {
+public final class FTPConformanceServer: FolderServedConformanceServer, @unchecked Sendable {
     public static let shared = FTPConformanceServer(tls: false)
     public static let ftps = FTPConformanceServer(tls: true)
 
     public let name: String
     private let tls: Bool
-    private let lock = NSLock()
-    private var server: FTPTestServer?
+    private let instance: SharedServer<FTPTestServer>
 
     public var traits: ConformanceTraits {
         var t = ConformanceTraits()
@@ -20,26 +19,20 @@ public final class FTPConformanceServer: ConformanceServer, @unchecked Sendable 
     }
 
     private init(tls: Bool) {
+        instance = SharedServer(make: {
+            try FTPTestServer.requireAvailable()
+            let s = try FTPTestServer(.init(tls: tls))
+            try s.start()
+            return s
+        }, isAlive: { $0.isRunning }, stop: { $0.remove() })
         self.tls = tls
         name = tls ? "ftps" : "ftp"
     }
 
-    private func running() throws -> FTPTestServer {
-        lock.lock(); defer { lock.unlock() }
-        if let server, server.isRunning { return server }
-        try FTPTestServer.requireAvailable()
-        let s = try FTPTestServer(.init(tls: tls))
-        try s.start()
-        server = s
-        return s
-    }
+    private func running() throws -> FTPTestServer { try instance.get() }
 
     public func start() throws { _ = try running() }
-    public func stop() {
-        lock.lock(); defer { lock.unlock() }
-        server?.remove()
-        server = nil
-    }
+    public func stop() { instance.stop() }
 
     public func remote() -> ConformanceRemote {
         let s = try! running()
@@ -55,14 +48,5 @@ public final class FTPConformanceServer: ConformanceServer, @unchecked Sendable 
         return r
     }
 
-    public func seed(files: [String: Data], folders: [String]) throws {
-        try DirectorySeeding.seed(try running().documentRoot, files: files, folders: folders)
-    }
-    public func contents(of path: String) throws -> Data? { DirectorySeeding.contents(try running().documentRoot, path) }
-    public func exists(_ path: String) throws -> Bool {
-        FileManager.default.fileExists(atPath: try running().documentRoot.appendingPathComponent(path).path)
-    }
-    public func overwrite(_ path: String, with data: Data) throws {
-        try DirectorySeeding.overwrite(try running().documentRoot, path, with: data)
-    }
+    public func servedFolder() throws -> URL { try running().documentRoot }
 }

@@ -7,11 +7,10 @@ import Foundation
 /// have none); conflicts are detected when the size changed, since versions are sizes (hence
 /// `overwrite` refuses same-size content); uploads over 25 MiB are `.tooLarge`; no
 /// authentication. Files must be images to be listed, so test files are named `x.jpg`.
-public final class FavartConformanceServer: ConformanceServer, @unchecked Sendable {
+public final class FavartConformanceServer: FolderServedConformanceServer, @unchecked Sendable {
     public static let shared = FavartConformanceServer()
     public let name = "favart"
-    private let lock = NSLock()
-    private var server: FavartServer?
+    private let instance: SharedServer<FavartServer>
 
     public var traits: ConformanceTraits {
         var t = ConformanceTraits()
@@ -26,23 +25,18 @@ public final class FavartConformanceServer: ConformanceServer, @unchecked Sendab
         return t
     }
 
-    private init() {}
-
-    private func running() throws -> FavartServer {
-        lock.lock(); defer { lock.unlock() }
-        if let server { return server }
-        let s = try FavartServer()
-        try s.start()
-        server = s
-        return s
+    private init() {
+        instance = SharedServer(make: {
+            let s = try FavartServer()
+            try s.start()
+            return s
+        }, stop: { $0.remove() })
     }
+
+    private func running() throws -> FavartServer { try instance.get() }
 
     public func start() throws { _ = try running() }
-    public func stop() {
-        lock.lock(); defer { lock.unlock() }
-        server?.remove()
-        server = nil
-    }
+    public func stop() { instance.stop() }
 
     public func remote() -> ConformanceRemote { ConformanceRemote(url: try! running().url) }
     public func remoteWithWrongCredentials() -> ConformanceRemote? { nil }
@@ -53,13 +47,7 @@ public final class FavartConformanceServer: ConformanceServer, @unchecked Sendab
     /// Only images are listed: "x" → "x.jpg".
     public func fileName(_ base: String) -> String { base + ".jpg" }
 
-    public func seed(files: [String: Data], folders: [String]) throws {
-        try DirectorySeeding.seed(try running().root, files: files, folders: folders)
-    }
-    public func contents(of path: String) throws -> Data? { DirectorySeeding.contents(try running().root, path) }
-    public func exists(_ path: String) throws -> Bool {
-        FileManager.default.fileExists(atPath: try running().root.appendingPathComponent(path).path)
-    }
+    public func servedFolder() throws -> URL { try running().root }
 
     /// Favart versions are sizes: content of the same size would not be a new version, so it is
     /// refused here rather than making a conflict test pass or fail by accident.

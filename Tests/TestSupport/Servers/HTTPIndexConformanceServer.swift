@@ -2,12 +2,11 @@ import Foundation
 
 /// Apache mod_autoindex (FancyIndexing, HTMLTable, no DAV) with Basic auth, serving a temp folder
 /// read-only: the `http://` provider's server. Sizes, mtimes and versions come from HEADs.
-public final class HTTPIndexConformanceServer: ConformanceServer, @unchecked Sendable {
+public final class HTTPIndexConformanceServer: FolderServedConformanceServer, @unchecked Sendable {
     public static let shared = HTTPIndexConformanceServer()
     public let name = "httpindex"
     static let user = "favfs", password = "index-secret"
-    private let lock = NSLock()
-    private var server: ApacheServer?
+    private let instance: SharedServer<ApacheServer>
 
     public var traits: ConformanceTraits {
         var t = ConformanceTraits()
@@ -17,23 +16,18 @@ public final class HTTPIndexConformanceServer: ConformanceServer, @unchecked Sen
         return t
     }
 
-    private init() {}
-
-    private func running() throws -> ApacheServer {
-        lock.lock(); defer { lock.unlock() }
-        if let server { return server }
-        let s = try ApacheServer(auth: .basic(user: Self.user, password: Self.password), mode: .autoindex(fancy: true))
-        try s.start()
-        server = s
-        return s
+    private init() {
+        instance = SharedServer(make: {
+            let s = try ApacheServer(auth: .basic(user: Self.user, password: Self.password), mode: .autoindex(fancy: true))
+            try s.start()
+            return s
+        }, stop: { $0.remove() })
     }
+
+    private func running() throws -> ApacheServer { try instance.get() }
 
     public func start() throws { _ = try running() }
-    public func stop() {
-        lock.lock(); defer { lock.unlock() }
-        server?.remove()
-        server = nil
-    }
+    public func stop() { instance.stop() }
 
     public func remote() -> ConformanceRemote {
         let s = try! running()
@@ -46,29 +40,16 @@ public final class HTTPIndexConformanceServer: ConformanceServer, @unchecked Sen
         ConformanceRemote(url: "http://\(Self.user)@127.0.0.1:\(try FreePort.next())/files/", secret: Self.password)
     }
 
-    public func seed(files: [String: Data], folders: [String]) throws {
-        let s = try running()
-        try DirectorySeeding.seed(s.documentRoot, files: files, folders: folders)
-        try s.fixOwnership()
-    }
-    public func contents(of path: String) throws -> Data? { DirectorySeeding.contents(try running().documentRoot, path) }
-    public func exists(_ path: String) throws -> Bool {
-        FileManager.default.fileExists(atPath: try running().documentRoot.appendingPathComponent(path).path)
-    }
-    public func overwrite(_ path: String, with data: Data) throws {
-        let s = try running()
-        try DirectorySeeding.overwrite(s.documentRoot, path, with: data)
-        try s.fixOwnership()
-    }
+    public func servedFolder() throws -> URL { try running().documentRoot }
+    public func servedFolderChanged() throws { try running().fixOwnership() }
 }
 
 /// nginx autoindex (exact sizes), read with `metadata=index`: sizes from the page, no HEADs,
 /// mtimes to the minute, versions size + minute. No authentication.
-public final class NginxIndexConformanceServer: ConformanceServer, @unchecked Sendable {
+public final class NginxIndexConformanceServer: FolderServedConformanceServer, @unchecked Sendable {
     public static let shared = NginxIndexConformanceServer()
     public let name = "httpindex-nginx"
-    private let lock = NSLock()
-    private var server: NginxServer?
+    private let instance: SharedServer<NginxServer>
 
     public var traits: ConformanceTraits {
         var t = ConformanceTraits()
@@ -80,23 +61,18 @@ public final class NginxIndexConformanceServer: ConformanceServer, @unchecked Se
         return t
     }
 
-    private init() {}
-
-    private func running() throws -> NginxServer {
-        lock.lock(); defer { lock.unlock() }
-        if let server { return server }
-        let s = try NginxServer()
-        try s.start()
-        server = s
-        return s
+    private init() {
+        instance = SharedServer(make: {
+            let s = try NginxServer()
+            try s.start()
+            return s
+        }, stop: { $0.remove() })
     }
+
+    private func running() throws -> NginxServer { try instance.get() }
 
     public func start() throws { _ = try running() }
-    public func stop() {
-        lock.lock(); defer { lock.unlock() }
-        server?.remove()
-        server = nil
-    }
+    public func stop() { instance.stop() }
 
     public func remote() -> ConformanceRemote {
         let s = try! running()
@@ -107,14 +83,5 @@ public final class NginxIndexConformanceServer: ConformanceServer, @unchecked Se
         ConformanceRemote(url: "http://127.0.0.1:\(try FreePort.next())/files/", options: ["metadata": "index"])
     }
 
-    public func seed(files: [String: Data], folders: [String]) throws {
-        try DirectorySeeding.seed(try running().documentRoot, files: files, folders: folders)
-    }
-    public func contents(of path: String) throws -> Data? { DirectorySeeding.contents(try running().documentRoot, path) }
-    public func exists(_ path: String) throws -> Bool {
-        FileManager.default.fileExists(atPath: try running().documentRoot.appendingPathComponent(path).path)
-    }
-    public func overwrite(_ path: String, with data: Data) throws {
-        try DirectorySeeding.overwrite(try running().documentRoot, path, with: data)
-    }
+    public func servedFolder() throws -> URL { try running().documentRoot }
 }

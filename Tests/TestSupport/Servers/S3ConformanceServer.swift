@@ -7,8 +7,7 @@ public final class S3ConformanceServer: ConformanceServer, @unchecked Sendable {
     public let name = "s3"
     static let bucket = "favfs-conformance"
     static let prefix = "conformance/"
-    private let lock = NSLock()
-    private var server: MotoServer?
+    private let instance: SharedServer<MotoServer>
 
     public var traits: ConformanceTraits {
         var t = ConformanceTraits()
@@ -20,23 +19,18 @@ public final class S3ConformanceServer: ConformanceServer, @unchecked Sendable {
         return t
     }
 
-    private init() {}
-
-    private func running() throws -> MotoServer {
-        lock.lock(); defer { lock.unlock() }
-        if let server { return server }
-        let s = try MotoServer(bucket: Self.bucket)
-        try s.start()
-        server = s
-        return s
+    private init() {
+        instance = SharedServer(make: {
+            let s = try MotoServer(bucket: Self.bucket)
+            try s.start()
+            return s
+        }, stop: { $0.stop() })
     }
+
+    private func running() throws -> MotoServer { try instance.get() }
 
     public func start() throws { _ = try running() }
-    public func stop() {
-        lock.lock(); defer { lock.unlock() }
-        server?.stop()
-        server = nil
-    }
+    public func stop() { instance.stop() }
 
     public func remote() -> ConformanceRemote {
         let s = try! running()

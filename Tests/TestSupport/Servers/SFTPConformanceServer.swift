@@ -2,11 +2,10 @@ import Foundation
 
 /// OpenSSH's sshd with internal-sftp, logging in with a key made for the test, host key checked
 /// against a known_hosts file written by the test.
-public final class SFTPConformanceServer: ConformanceServer, @unchecked Sendable {
+public final class SFTPConformanceServer: FolderServedConformanceServer, @unchecked Sendable {
     public static let shared = SFTPConformanceServer()
     public let name = "sftp"
-    private let lock = NSLock()
-    private var server: SSHServer?
+    private let instance: SharedServer<SSHServer>
 
     public var traits: ConformanceTraits {
         var t = ConformanceTraits()
@@ -17,24 +16,19 @@ public final class SFTPConformanceServer: ConformanceServer, @unchecked Sendable
         return t
     }
 
-    private init() {}
-
-    private func running() throws -> SSHServer {
-        lock.lock(); defer { lock.unlock() }
-        if let server { return server }
-        guard SSHServer.isAvailable else { throw ShellError("sshd is not installed (/usr/sbin/sshd; apt-get install openssh-server)") }
-        let s = try SSHServer()
-        try s.start()
-        server = s
-        return s
+    private init() {
+        instance = SharedServer(make: {
+            guard SSHServer.isAvailable else { throw ShellError("sshd is not installed (/usr/sbin/sshd; apt-get install openssh-server)") }
+            let s = try SSHServer()
+            try s.start()
+            return s
+        }, stop: { $0.remove() })
     }
+
+    private func running() throws -> SSHServer { try instance.get() }
 
     public func start() throws { _ = try running() }
-    public func stop() {
-        lock.lock(); defer { lock.unlock() }
-        server?.remove()
-        server = nil
-    }
+    public func stop() { instance.stop() }
 
     public func remote() -> ConformanceRemote {
         let s = try! running()
@@ -50,14 +44,5 @@ public final class SFTPConformanceServer: ConformanceServer, @unchecked Sendable
                                  options: ["key": s.clientKey, "known_hosts": s.knownHosts])
     }
 
-    public func seed(files: [String: Data], folders: [String]) throws {
-        try DirectorySeeding.seed(try running().files, files: files, folders: folders)
-    }
-    public func contents(of path: String) throws -> Data? { DirectorySeeding.contents(try running().files, path) }
-    public func exists(_ path: String) throws -> Bool {
-        FileManager.default.fileExists(atPath: try running().files.appendingPathComponent(path).path)
-    }
-    public func overwrite(_ path: String, with data: Data) throws {
-        try DirectorySeeding.overwrite(try running().files, path, with: data)
-    }
+    public func servedFolder() throws -> URL { try running().files }
 }
