@@ -42,17 +42,7 @@ struct FTPPaths: Sendable {
     /// Percent-encodes one path component: everything but unreserved characters, so that `;`
     /// (libcurl's `;type=` suffix), `?`, `#` and `%` stay part of the name.
     static func encode(_ component: String) -> String {
-        var out = ""
-        for byte in component.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                out += String(format: "%%%02X", byte)
-            }
-        }
-        return out
+        PercentEncoding.strict(component)
     }
 
     /// The root folder's URL (ends with "/"): for commands sent as a listing (`MLSD <path>`,

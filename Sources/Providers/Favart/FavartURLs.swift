@@ -58,29 +58,10 @@ struct FavartURLs: Sendable {
 
     // MARK: encoding
 
-    private static func isUnreserved(_ b: UInt8) -> Bool {
-        switch b {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
-    }
 
     /// Percent-encodes a query value with the strict set: only unreserved bytes stay literal.
     /// `/` is encoded too; the server decodes it back and splits the path on it.
     static func encode(_ value: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(value.utf8.count)
-        for b in value.utf8 {
-            if isUnreserved(b) {
-                out.append(b)
-            } else {
-                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        PercentEncoding.strict(value)
     }
 }

@@ -38,19 +38,10 @@ extension HTTPIndexProvider {
             throw ProviderError(.versionChanged, remote: remoteDescription, path: path, status: response.status,
                                 detail: "GET: the file changed on the server (\(why))")
         }
+        if let written = try RangedGET.written(result, requested: range, invalid: { errors.invalid($0, method: "GET", path: path, status: 206) }) {
+            return written
+        }
         switch response.status {
-        case 206:
-            guard result.writtenAt == range.lowerBound || response.bytesWritten == 0 else {
-                throw errors.invalid("asked for bytes from \(range.lowerBound), got Content-Range \(response.headers["content-range"] ?? "none")",
-                                     method: "GET", path: path, status: 206)
-            }
-            return result.writtenAt..<(result.writtenAt + response.bytesWritten)
-        case 200:
-            // The server ignored Range and sent everything, written from offset 0.
-            return 0..<response.bytesWritten
-        case 416:
-            // The range starts at or past the end: nothing to write.
-            return range.lowerBound..<range.lowerBound
         case 412:
             throw ProviderError(.versionChanged, remote: remoteDescription, path: path, status: 412,
                                 detail: "GET: the file changed on the server (412 Precondition Failed)")

@@ -79,19 +79,7 @@ struct S3Addressing: Sendable, Equatable {
     /// SigV4 `UriEncode`: every byte but `A-Z a-z 0-9 - _ . ~` as `%XX` (uppercase hex);
     /// `/` kept when `keepSlash` (object paths).
     static func encode(_ s: String, keepSlash: Bool = false) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(s.utf8.count)
-        for b in s.utf8 {
-            let unreserved = (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)
-                || b == 0x2D || b == 0x5F || b == 0x2E || b == 0x7E
-            if unreserved || (keepSlash && b == 0x2F) {
-                out.append(b)
-            } else {
-                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        PercentEncoding.strict(s, keepSlash: keepSlash)
     }
 
     /// `?k=v&...` in SigV4 canonical form: names and values encoded, sorted by encoded name then

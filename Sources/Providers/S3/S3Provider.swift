@@ -194,27 +194,15 @@ public final class S3Provider: Provider {
             throw errors.transport(error, method: "GET", path: path)
         }
         let response = result.response
-        switch response.status {
-        case 206:
-            guard result.writtenAt == range.lowerBound || response.bytesWritten == 0 else {
-                throw errors.invalid("asked for bytes from \(range.lowerBound), got Content-Range \(response.headers["content-range"] ?? "none")",
-                                     method: "GET", path: path, status: 206)
-            }
-            return result.writtenAt..<(result.writtenAt + response.bytesWritten)
-        case 200:
-            // The whole content (an empty object, or a server that ignores Range), from offset 0.
-            return 0..<response.bytesWritten
-        case 416:
-            // The range starts at or past the end.
-            return range.lowerBound..<range.lowerBound
-        default:
-            var meaning: [String: ProviderError.Kind] = [:]
-            if item.version != nil { meaning["412"] = .versionChanged }
-            var error = errors.status(response.status, method: "GET", path: path, body: response.body, meaning: meaning)
-            if error.kind == .versionChanged {
-                error.detail += " — the object changed since version \(item.version ?? "")"
-            }
-            throw error
+        if let written = try RangedGET.written(result, requested: range, invalid: { errors.invalid($0, method: "GET", path: path, status: 206) }) {
+            return written
         }
+        var meaning: [String: ProviderError.Kind] = [:]
+        if item.version != nil { meaning["412"] = .versionChanged }
+        var error = errors.status(response.status, method: "GET", path: path, body: response.body, meaning: meaning)
+        if error.kind == .versionChanged {
+            error.detail += " — the object changed since version \(item.version ?? "")"
+        }
+        throw error
     }
 }

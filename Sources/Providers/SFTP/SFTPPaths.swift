@@ -60,20 +60,8 @@ struct SFTPPaths: Sendable {
 
     /// Percent-encodes one path component with the strict set (only unreserved bytes stay literal).
     static func encode(_ component: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(component.utf8.count)
-        for b in component.utf8 {
-            switch b {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(b)
-            default:
-                // '.' is encoded too: libcurl removes "." and ".." segments from URLs, and a
-                // name such as "trailing dots..." must reach the server unchanged.
-                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        // '.' is encoded too: libcurl removes "." and ".." segments from URLs, and a
+        // name such as "trailing dots..." must reach the server unchanged.
+        PercentEncoding.strict(component, encodeDots: true)
     }
 }

@@ -52,29 +52,10 @@ struct WebDAVPaths: Sendable {
 
     // MARK: encoding
 
-    static func isUnreserved(_ b: UInt8) -> Bool {
-        switch b {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
-    }
 
     /// Percent-encodes one path component with the strict set (only unreserved stay literal).
     static func encode(_ component: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(component.utf8.count)
-        for b in component.utf8 {
-            if isUnreserved(b) {
-                out.append(b)
-            } else {
-                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        PercentEncoding.strict(component)
     }
 
     /// Decodes %XX escapes; nil for a bad escape or bytes that are not UTF-8.

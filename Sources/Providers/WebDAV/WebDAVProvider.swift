@@ -114,21 +114,10 @@ public final class WebDAVProvider: Provider {
             throw errors.transport(error, method: "GET", path: path)
         }
         let response = result.response
-        switch response.status {
-        case 206:
-            guard result.writtenAt == range.lowerBound || response.bytesWritten == 0 else {
-                throw errors.invalid("asked for bytes from \(range.lowerBound), got Content-Range \(response.headers["content-range"] ?? "none")",
-                                     method: "GET", path: path, status: 206)
-            }
-            return result.writtenAt..<(result.writtenAt + response.bytesWritten)
-        case 200:
-            // The server ignored Range and sent everything, written from offset 0.
-            return 0..<response.bytesWritten
-        case 416:
-            return range.lowerBound..<range.lowerBound
-        default:
-            throw errors.status(response.status, method: "GET", path: path, body: response.body)
+        if let written = try RangedGET.written(result, requested: range, invalid: { errors.invalid($0, method: "GET", path: path, status: 206) }) {
+            return written
         }
+        throw errors.status(response.status, method: "GET", path: path, body: response.body)
     }
 
     // MARK: quota
