@@ -88,7 +88,14 @@ public final class ContentCache: @unchecked Sendable {
         e.users = 1
         if asHandle { e.openHandles = 1 }
         entries[item.identifier] = e
-        do { try store.saveContent(e.record) } catch { log.warning("cannot record cache entry for \(item.identifier): \(error)") }
+        if record == nil && !local {
+            // A new, empty entry: nothing to record until bytes arrive (the download records
+            // it). No database write on open: a large listing being saved holds the write lock
+            // for up to a second, and a first read must not wait behind it.
+            e.recorded = false
+        } else {
+            do { try store.saveContent(e.record) } catch { log.warning("cannot record cache entry for \(item.identifier): \(error)") }
+        }
         return e
     }
 
@@ -105,6 +112,8 @@ public final class ContentCache: @unchecked Sendable {
         }
         guard last else { return }
         close(e.fd)
+        // Never recorded: no byte arrived, and nothing would ever evict the (empty) file.
+        if !e.withLock({ e.recorded }) && entries[e.id] === e { unlink(path(e.file)) }
         if entries[e.id] === e { entries[e.id] = nil }
     }
 
@@ -204,6 +213,7 @@ public final class ContentCache: @unchecked Sendable {
                 e.ranges.insert(written.clamped(to: 0..<e.size))
                 e.lastUsed = Date().timeIntervalSince1970
                 e.resumeSatisfied()
+                e.recorded = true
                 return e.record
             }
             do { try store.saveContent(record) } catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
@@ -335,7 +345,7 @@ public final class ContentCache: @unchecked Sendable {
 
     /// Persists an entry's ranges and size now (after local writes).
     func persist(_ e: ContentEntry) {
-        let r = e.withLock { e.record }
+        let r = e.withLock { e.recorded = true; return e.record }
         do { try store.saveContent(r) } catch { log.warning("cannot record cache entry for \(r.id): \(error)") }
     }
 

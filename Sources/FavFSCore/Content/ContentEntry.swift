@@ -24,6 +24,8 @@ final class ContentEntry: @unchecked Sendable {
     var pinned: Bool
     /// Set when the remote changed under a read: no more bytes are served from this entry.
     var stale = false
+    /// Whether the store has a record of this entry (a new one gets it with its first bytes).
+    var recorded = true
 
     init(id: ItemIdentifier, file: String, fd: Int32, version: String, size: Int64, ranges: ByteRangeSet,
          lastUsed: Double, pinned: Bool) {
