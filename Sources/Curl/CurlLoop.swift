@@ -69,6 +69,10 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     private func run() {
+        if options.niceness != 0 {
+            // who = 0 is the calling thread on Linux (nice is per thread): a background transfer thread yields the CPU to readers.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Int32(options.niceness))
+        }
         while true {
             let (batch, stop) = lock.withLock { () -> ([Command], Bool) in
                 defer { commands.removeAll() }

@@ -104,5 +104,8 @@ public struct TransportOptions: Sendable {
     public var maxConnectionsPerHost: Int = 8
     public var userAgent: String = "favfs"
     public var verifyTLS: Bool = true
+    /// Scheduling niceness of the transfer thread (0: as the process). Listings run at +5 so
+    /// that receiving a 40 MB listing yields the CPU to a reader's first byte.
+    public var niceness: Int = 0
     public init() {}
 }

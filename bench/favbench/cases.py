@@ -98,6 +98,15 @@ class Context:
     def drop(self):
         proc.drop_caches()
 
+    def drop_file(self, rel):
+        """Evicts one served file's pages only (the server's disk is cold for it); every
+        program's code, favfs's included, stays in memory."""
+        fd = os.open(self.disk(rel), os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
     def disk(self, rel):
         return os.path.join(self.ds.files, rel)
 
@@ -175,6 +184,23 @@ def ttfb(size):
             return ctx.probe("ttfb", m.path(rel))[1] * 1000
     return Case(f"ttfb_{human(size)}", "ms", False, ["curl", "favfs", "rclone", "disk"], measure,
                 "open + read 1 byte of a never-read file, its folder already listed; curl: Range 0-0")
+
+
+def ttfb_file_cold(size):
+    def measure(ctx, tool):
+        rel = ctx.ds.read_file(size)
+        if tool == "curl":
+            ctx.drop_file(rel)
+            return float(ctx.curl("-o", "/dev/null", "-r", "0-0", "-w", "%{time_starttransfer}", ctx.url(rel))) * 1000
+        if tool == "disk":
+            ctx.drop_file(rel)
+            return ctx.probe("ttfb", ctx.disk(rel))[1] * 1000
+        with ctx.mounted(tool) as m:
+            proc.run(["ls", "-l", m.mnt], timeout=ctx.timeout)
+            ctx.drop_file(rel)
+            return ctx.probe("ttfb", m.path(rel))[1] * 1000
+    return Case(f"ttfb_filecold_{human(size)}", "ms", False, ["curl", "favfs", "rclone", "disk"], measure,
+                "as ttfb, but only the file's pages are dropped (fadvise): programs' code stays in memory")
 
 
 # -- random reads -----------------------------------------------------------------------
@@ -284,6 +310,7 @@ def all_cases(ds):
     n, each = s.parallel
     cases.append(parallel(ds.parallel_files(), each))
     cases.append(ttfb(big))
+    cases.append(ttfb_file_cold(big))
     cases.append(randread(big, s.fio_runtime))
     for rel in [ds.small_dir()] + [ds.list_dir(c) for c in s.list_counts]:
         cases.append(ls_cold(rel))

@@ -182,7 +182,9 @@ public final class Domain: @unchecked Sendable {
         var folderItem = cachedItem(folder) ?? Item(identifier: folder, kind: .folder)
         folderItem.kind = .folder
         do {
-            try store.replaceChildren(of: folderItem, with: items, listedAt: listedAt)
+            // Saving 100,000 placeholders takes a second: not on the cooperative pool.
+            let (store, saved, parent) = (self.store, items, folderItem)
+            try await BlockingWork.run { try store.replaceChildren(of: parent, with: saved, listedAt: listedAt) }
         } catch {
             throw self.error(.localIO, folder, "cannot save placeholders: \(error)")
         }

@@ -3,7 +3,7 @@ import FavFSCore
 
 /// A temp file a response body is written to and read back from as a stream, so large bodies
 /// (listings) stay out of memory. Unlinked at once: nothing is left behind, even on a crash.
-struct SpoolFile {
+struct SpoolFile: Sendable {
     let fd: Int32
 
     init(remote: String, path: String) throws {

@@ -12,8 +12,10 @@ extension ProviderFactory {
             .map { WebDAVPaths.encode(String($0)) }.joined(separator: "/")
         encodedPath = "/" + encodedPath + (encodedPath.isEmpty ? "" : "/")
         let base = "\(httpScheme)://\(url.host)\(url.port.map { ":\($0)" } ?? "")\(encodedPath)"
+        var listing = transport
+        listing.niceness = 5
         let credentials = url.user.map { CurlCredentials(user: $0, password: configuration.password ?? "") }
         return WebDAVProvider(configuration: .init(baseURL: base, remoteDescription: url.description, credentials: credentials),
-                              transport: CurlTransport(options: transport))
+                              transport: CurlTransport(options: transport), listingTransport: CurlTransport(options: listing))
     }
 }

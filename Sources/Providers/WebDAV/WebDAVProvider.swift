@@ -23,6 +23,9 @@ public final class WebDAVProvider: Provider {
     // Internal, not private: the write side (WebDAVProvider+Writing.swift) uses them too.
     let configuration: Configuration
     let transport: CurlTransport
+    /// Listings (PROPFIND) have their own transfer thread and connections: receiving a 40 MB
+    /// listing in the background must not delay the first byte of a read.
+    let listingTransport: CurlTransport
     let paths: WebDAVPaths
     let errors: WebDAVErrors
     let log = Logger(label: "favfs.webdav")
@@ -32,7 +35,9 @@ public final class WebDAVProvider: Provider {
     static let quotaProperties = ["quota-available-bytes", "quota-used-bytes"]
 
     /// A provider for one remote; `transport` may be shared with other providers.
-    public init(configuration: Configuration, transport: CurlTransport) {
+    /// `listingTransport` carries PROPFINDs (default: `transport`).
+    public init(configuration: Configuration, transport: CurlTransport, listingTransport: CurlTransport? = nil) {
+        self.listingTransport = listingTransport ?? transport
         self.configuration = configuration
         self.transport = transport
         self.remoteDescription = configuration.remoteDescription
@@ -49,9 +54,12 @@ public final class WebDAVProvider: Provider {
             throw ProviderError(.notSupported, remote: remoteDescription, path: folder.rawValue,
                                 detail: "WebDAV listings have no pages; got page token \(page.token)")
         }
-        var builder = WebDAVListing.Builder(folder: folder, paths: paths, errors: errors, log: log)
-        try await propfind(folder, isFolder: true, depth: "1", properties: Self.itemProperties) { builder.add($0) }
-        return try builder.page()
+        let (paths, errors, log) = (self.paths, self.errors, self.log)
+        return try await propfind(folder, isFolder: true, depth: "1", properties: Self.itemProperties) { resources in
+            var builder = WebDAVListing.Builder(folder: folder, paths: paths, errors: errors, log: log)
+            try resources { builder.add($0) }
+            return try builder.page()
+        }
     }
 
     /// PROPFIND Depth 0. Tries the file URL first; a 301 (Apache's answer for a folder without
@@ -133,15 +141,19 @@ public final class WebDAVProvider: Provider {
     // MARK: PROPFIND
 
     private func propfind(_ identifier: ItemIdentifier, isFolder: Bool, depth: String, properties: [String]) async throws -> [DAVResource] {
-        var resources: [DAVResource] = []
-        try await propfind(identifier, isFolder: isFolder, depth: depth, properties: properties) { resources.append($0) }
-        return resources
+        try await propfind(identifier, isFolder: isFolder, depth: depth, properties: properties) { resources in
+            var all: [DAVResource] = []
+            try resources { all.append($0) }
+            return all
+        }
     }
 
     /// PROPFIND whose 207 body goes to an unlinked temp file and is parsed from there as a
     /// stream: a 100,000-entry listing (40 MB of XML) never sits in memory.
-    private func propfind(_ identifier: ItemIdentifier, isFolder: Bool, depth: String, properties: [String],
-                          each: (DAVResource) -> Void) async throws {
+    /// `consume` gets a function that parses the body, handing each response to its argument;
+    /// it runs on the blocking-work threads (a large listing parses for seconds).
+    private func propfind<T: Sendable>(_ identifier: ItemIdentifier, isFolder: Bool, depth: String, properties: [String],
+                                       consume: @escaping @Sendable (_ resources: ((DAVResource) -> Void) throws -> Void) throws -> T) async throws -> T {
         let body = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n"
             + #"<D:propfind xmlns:D="DAV:"><D:prop>"# + properties.map { "<D:\($0)/>" }.joined() + "</D:prop></D:propfind>\n"
         let request = CurlRequest(method: "PROPFIND", url: paths.url(for: identifier, isFolder: isFolder),
@@ -151,18 +163,24 @@ public final class WebDAVProvider: Provider {
         defer { spool.close() }
         let response: CurlResponse
         do {
-            response = try await transport.download(request, into: spool.fd, at: 0)
+            response = try await listingTransport.download(request, into: spool.fd, at: 0)
         } catch {
             throw errors.transport(error, method: "PROPFIND", path: identifier.rawValue)
         }
         guard response.status == 207 else {
             throw errors.status(response.status, method: "PROPFIND", path: identifier.rawValue, body: response.body)
         }
-        do {
-            try Multistatus.parse(try spool.inputStream(), each: each)
-        } catch let error as MultistatusError {
-            throw errors.invalid("unreadable 207 multistatus: \(error.description)", method: "PROPFIND",
-                                 path: identifier.rawValue, status: 207)
+        let errors = self.errors
+        return try await BlockingWork.run {
+            let stream = try spool.inputStream()
+            return try consume { each in
+                do {
+                    try Multistatus.parse(stream, each: each)
+                } catch let error as MultistatusError {
+                    throw errors.invalid("unreadable 207 multistatus: \(error.description)", method: "PROPFIND",
+                                         path: identifier.rawValue, status: 207)
+                }
+            }
         }
     }
 }
