@@ -216,7 +216,11 @@ public final class ContentCache: @unchecked Sendable {
                 e.recorded = true
                 return e.record
             }
-            do { try store.saveContent(record) } catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
+            // Off the cooperative pool: the write waits for SQLite's writer, which a large
+            // listing being saved holds for up to a second, and readers' tasks need the pool.
+            let store = self.store
+            do { try await BlockingWork.run { try store.saveContent(record) } }
+            catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
         } catch let error as ProviderError where error.kind == .versionChanged {
             e.withLock { e.stale = true; e.ranges.removeAll() }
             try? store.deleteContent(item.identifier)

@@ -16,10 +16,14 @@ extension Domain {
         guard !candidates.isEmpty else { return }
         let limit = options.prefetchConcurrency
         Task(priority: .utility) { [self] in
+            // Foreground first: a listing of a big subfolder costs seconds of CPU, and a file
+            // opened right after browsing must not wait behind it.
+            try? await Task.sleep(nanoseconds: UInt64(options.prefetchDelay * 1e9))
             await withTaskGroup(of: Void.self) { group in
                 var running = 0
                 for child in candidates {
                     if running >= limit { await group.next(); running -= 1 }
+                    await waitForQuiet()
                     let task: Task<FolderState, Error>? = lock.withLock {
                         if let t = refreshes[child] { return t }
                         if loadedState(child)?.listedAt != nil { return nil }
@@ -30,6 +34,17 @@ extension Domain {
                     running += 1
                 }
             }
+        }
+    }
+
+    /// Returns once no file was opened or read for `prefetchQuietTime`.
+    func waitForQuiet() async {
+        let quiet = options.prefetchQuietTime
+        guard quiet > 0 else { return }
+        while true {
+            let since = Self.now - lock.withLock { lastForegroundRead }
+            if since >= quiet { return }
+            try? await Task.sleep(nanoseconds: UInt64((quiet - since) * 1e9) + 1_000_000)
         }
     }
 

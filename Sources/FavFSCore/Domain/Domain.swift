@@ -21,6 +21,8 @@ public final class Domain: @unchecked Sendable {
     var listingSince: [ItemIdentifier: UInt64] = [:]
     var namespaceChanges: [ItemIdentifier: [String: UInt64]] = [:]
     var changeSequence: UInt64 = 0
+    /// When a file was last opened or read (background work waits for a quiet moment).
+    var lastForegroundRead: Double = 0
     var rootItem: Item
     var handles: [UInt64: OpenFile] = [:]
     var nextHandle: UInt64 = 1
@@ -259,6 +261,7 @@ public final class Domain: @unchecked Sendable {
         // A dirty item's cache file is its only copy, whatever version it is recorded under.
         let entry = try content.retain(item: item, version: version, asHandle: true, local: isDirty)
         return lock.withLock {
+            lastForegroundRead = Self.now
             let h = nextHandle
             nextHandle += 1
             handles[h] = OpenFile(item: item, entry: entry)
@@ -304,6 +307,7 @@ public final class Domain: @unchecked Sendable {
     /// starts read-ahead for a sequential reader.
     public func read(handle: UInt64, offset: Int64, size: Int) async throws -> ReadResult {
         let f = try openFile(handle: handle)
+        lock.withLock { lastForegroundRead = Self.now }
         let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
         if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
         let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead)

@@ -13,6 +13,11 @@ public struct DomainOptions: Sendable {
     /// background (`find` and file managers descend next), this many at a time.
     public var prefetchSubfolders = 32
     public var prefetchConcurrency = 4
+    /// Background listings of subfolders start this long after the readdir that calls for
+    /// them, and each only once files have been neither opened nor read for
+    /// `prefetchQuietTime`: reading comes first.
+    public var prefetchDelay: Double = 0.15
+    public var prefetchQuietTime: Double = 0.3
     /// After a failed background revalidation, wait this long before trying that folder again.
     public var retryAfterFailure: Double = 5
     /// Refuse every change (EROFS), even where the provider could write.
