@@ -20,31 +20,21 @@ public enum CurlOption: Sendable, Equatable {
     case customRequest(String)
     /// CURLOPT_USE_SSL: `.all` for FTPS (explicit TLS on `ftp://` or implicit on `ftps://`).
     case useSSL(SSLLevel)
-    /// CURLOPT_FTP_CREATE_MISSING_DIRS (0/1/2).
-    case ftpCreateMissingDirs(Int)
     /// CURLOPT_FTP_SKIP_PASV_IP: connect to the control host, not the address in the 227 reply.
     case ftpSkipPasvIP(Bool)
     /// CURLOPT_FTP_FILEMETHOD: how curl walks to a path (1 multicwd, 2 nocwd, 3 singlecwd).
     case ftpFileMethod(Int)
     /// CURLOPT_SSH_KNOWNHOSTS: the known_hosts file the host key must be in.
     case sshKnownHosts(String)
-    /// CURLOPT_SSH_PRIVATE_KEYFILE / CURLOPT_SSH_PUBLIC_KEYFILE / CURLOPT_KEYPASSWD.
+    /// CURLOPT_SSH_PRIVATE_KEYFILE / CURLOPT_KEYPASSWD.
     case sshPrivateKeyFile(String)
-    case sshPublicKeyFile(String)
     case keyPassword(String)
     /// CURLOPT_SSH_AUTH_TYPES bit mask (CURLSSH_AUTH_PUBLICKEY = 1, PASSWORD = 2, ...).
     case sshAuthTypes(Int)
-    /// CURLOPT_NEW_FILE_PERMS / CURLOPT_NEW_DIRECTORY_PERMS for SFTP uploads and mkdir.
+    /// CURLOPT_NEW_FILE_PERMS for SFTP uploads.
     case newFilePermissions(Int)
-    case newDirectoryPermissions(Int)
-    /// CURLOPT_APPEND: upload appends (FTP APPE, SFTP append).
-    case append
     /// CURLOPT_AWS_SIGV4: `"aws:amz:REGION:s3"`; the credentials are the request's user/password.
     case awsSigV4(String)
-    /// CURLOPT_RESUME_FROM_LARGE.
-    case resumeFrom(Int64)
-    /// CURLOPT_TIMEOUT_MS for the whole transfer (0 = none); the low-speed limit still applies.
-    case timeoutMilliseconds(Int)
     /// CURLOPT_CAINFO: a PEM file of CA certificates to verify the server's certificate with
     /// (instead of the system's), e.g. for an FTPS or HTTPS server with a private CA.
     case caInfo(String)

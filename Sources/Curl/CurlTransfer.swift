@@ -229,21 +229,14 @@ final class CurlTransfer: @unchecked Sendable {
         case .dirListOnly: return long(CURLOPT_DIRLISTONLY, 1, "DIRLISTONLY")
         case .customRequest(let r): return string(CURLOPT_CUSTOMREQUEST, r, "CUSTOMREQUEST")
         case .useSSL(let level): return long(CURLOPT_USE_SSL, level.rawValue, "USE_SSL")
-        case .ftpCreateMissingDirs(let v): return long(CURLOPT_FTP_CREATE_MISSING_DIRS, v, "FTP_CREATE_MISSING_DIRS")
         case .ftpSkipPasvIP(let v): return long(CURLOPT_FTP_SKIP_PASV_IP, v ? 1 : 0, "FTP_SKIP_PASV_IP")
         case .ftpFileMethod(let v): return long(CURLOPT_FTP_FILEMETHOD, v, "FTP_FILEMETHOD")
         case .sshKnownHosts(let f): return string(CURLOPT_SSH_KNOWNHOSTS, f, "SSH_KNOWNHOSTS")
         case .sshPrivateKeyFile(let f): return string(CURLOPT_SSH_PRIVATE_KEYFILE, f, "SSH_PRIVATE_KEYFILE")
-        case .sshPublicKeyFile(let f): return string(CURLOPT_SSH_PUBLIC_KEYFILE, f, "SSH_PUBLIC_KEYFILE")
         case .keyPassword(let p): return string(CURLOPT_KEYPASSWD, p, "KEYPASSWD")
         case .sshAuthTypes(let t): return long(CURLOPT_SSH_AUTH_TYPES, t, "SSH_AUTH_TYPES")
         case .newFilePermissions(let p): return long(CURLOPT_NEW_FILE_PERMS, p, "NEW_FILE_PERMS")
-        case .newDirectoryPermissions(let p): return long(CURLOPT_NEW_DIRECTORY_PERMS, p, "NEW_DIRECTORY_PERMS")
-        case .append: return long(CURLOPT_APPEND, 1, "APPEND")
         case .awsSigV4(let s): return string(CURLOPT_AWS_SIGV4, s, "AWS_SIGV4")
-        case .resumeFrom(let o):
-            let c = favfs_easy_setopt_off_t(easy, CURLOPT_RESUME_FROM_LARGE, curl_off_t(o)); return c == CURLE_OK ? nil : (c, "RESUME_FROM_LARGE")
-        case .timeoutMilliseconds(let ms): return long(CURLOPT_TIMEOUT_MS, ms, "TIMEOUT_MS")
         case .caInfo(let f): return string(CURLOPT_CAINFO, f, "CAINFO")
         }
     }

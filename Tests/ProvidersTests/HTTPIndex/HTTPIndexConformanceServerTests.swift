@@ -12,14 +12,14 @@ import TestSupport
 final class HTTPIndexConformanceServerTests: XCTestCase {
     /// The shared servers outlive their tests; Apache runs as a daemon and would outlive the process.
     override class func tearDown() {
-        HTTPIndexConformanceServer.shared.stop()
+        ApacheConformanceServer.httpIndex.stop()
         NginxIndexConformanceServer.shared.stop()
         super.tearDown()
     }
 
     func testApacheAutoindex() async throws {
         try ServerRequirement.apache().remove()  // skip (or fail under CI) without apache2
-        try await check(HTTPIndexConformanceServer.shared)
+        try await check(ApacheConformanceServer.httpIndex)
     }
 
     func testNginxIndexMetadata() async throws {

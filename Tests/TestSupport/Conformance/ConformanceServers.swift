@@ -3,13 +3,13 @@
 public enum ConformanceServers {
     public static let all: [any ConformanceServer] = [
         LocalConformanceServer.shared,
-        WebDAVConformanceServer.shared,
+        ApacheConformanceServer.webdav,
         S3ConformanceServer.shared,
         SFTPConformanceServer.shared,
         FTPConformanceServer.shared,
         FTPConformanceServer.ftps,
         FavartConformanceServer.shared,
-        HTTPIndexConformanceServer.shared,
+        ApacheConformanceServer.httpIndex,
         NginxIndexConformanceServer.shared,
     ]
 }
