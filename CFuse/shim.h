@@ -41,7 +41,7 @@ static inline struct fuse_args favfs_args_init(int argc, char **argv) {
 }
 
 /// Sets the connection's wants and limits in `init` (capability flags are macros).
-static inline void favfs_conn_configure(struct fuse_conn_info *conn, unsigned max_readahead, unsigned max_background) {
+static inline void favfs_conn_configure(struct fuse_conn_info *conn, unsigned max_readahead, unsigned max_background, unsigned max_read) {
     if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
     if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
     if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
@@ -52,6 +52,7 @@ static inline void favfs_conn_configure(struct fuse_conn_info *conn, unsigned ma
     conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA; // we decide page-cache validity with keep_cache
     if (max_readahead) conn->max_readahead = max_readahead;
     if (max_background) conn->max_background = max_background;
+    if (max_read) conn->max_read = max_read;
 }
 
 /// setattr's to_set bits (macros).

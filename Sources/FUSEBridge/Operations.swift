@@ -17,7 +17,7 @@ func makeOperations() -> fuse_lowlevel_ops {
     var ops = fuse_lowlevel_ops()
     ops.`init` = { userdata, conn in
         let b = Unmanaged<Bridge>.fromOpaque(userdata!).takeUnretainedValue()
-        favfs_conn_configure(conn, b.options.maxReadahead, b.options.maxBackground)
+        favfs_conn_configure(conn, b.options.maxReadahead, b.options.maxBackground, b.options.maxRead)
     }
     ops.lookup = { req, parent, n in bridge(req).lookup(Request(raw: req!), UInt64(parent), name(n)) }
     ops.forget = { req, ino, nlookup in
