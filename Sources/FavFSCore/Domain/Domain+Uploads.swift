@@ -101,8 +101,8 @@ extension Domain {
             }
             content.setVersion(id, version)
             noteChange(id)  // a listing begun before this upload must not bring back the old version
-            if let parent = id.parent, folders[parent]?.children[id.name] != nil {
-                folders[parent]!.children[id.name] = item
+            if let parent = id.parent, folders[parent]?[id.name] != nil {
+                folders[parent]![id.name] = item
             }
             openedVersions[id] = nil
             dirty[id] = nil

@@ -85,7 +85,7 @@ public final class Domain: @unchecked Sendable {
     func cachedItemLocked(_ id: ItemIdentifier) -> Item? {
         if id.isRoot { return rootItem }
         guard let parent = id.parent else { return nil }
-        return loadedState(parent)?.children[id.name]
+        return loadedState(parent)?[id.name]
     }
 
     /// An item and whether it is dirty, read together (an upload commits both at once).
@@ -98,7 +98,7 @@ public final class Domain: @unchecked Sendable {
         if let s = folders[folder] { return s }
         guard let (items, listedAt) = try? store.listing(of: folder) else { return nil }
         guard listedAt != nil || !items.isEmpty else { return nil }
-        let s = FolderState(items: items, listedAt: listedAt)
+        let s = FolderState(folder: folder, items: items, listedAt: listedAt)
         folders[folder] = s
         return s
     }
@@ -107,7 +107,7 @@ public final class Domain: @unchecked Sendable {
     /// listing does not exist), else after enumerating the folder.
     public func lookup(_ parent: ItemIdentifier, _ name: String) async throws -> Item {
         let state = try await folderState(parent)
-        if let item = state.children[name] { return item }
+        if let item = state[name] { return item }
         throw error(.notFound, parent.child(name), "no such item")
     }
 
@@ -172,7 +172,7 @@ public final class Domain: @unchecked Sendable {
         // Local changes not yet uploaded, and names created, removed or renamed here while the
         // listing ran, win over what the remote lists (or does not list yet).
         let mergedAt: UInt64 = lock.withLock {
-            let local = dirty.keys.filter { $0.parent == folder }.compactMap { loadedState(folder)?.children[$0.name] }
+            let local = dirty.keys.filter { $0.parent == folder }.compactMap { loadedState(folder)?[$0.name] }
             if !local.isEmpty {
                 let names = Set(local.map(\.name))
                 items = items.filter { !names.contains($0.name) } + local
@@ -193,18 +193,18 @@ public final class Domain: @unchecked Sendable {
         let (state, late): (FolderState, [String]) = lock.withLock {
             // Changes made while the placeholders were being saved.
             let late = namespaceChanges[folder]?.filter { $0.value > mergedAt }.map(\.key) ?? []
-            let state = FolderState(items: overlayChanges(items, in: folder, since: mergedAt), listedAt: listedAt)
+            let state = FolderState(folder: folder, items: overlayChanges(items, in: folder, since: mergedAt), listedAt: listedAt)
             // Child folders that vanished or changed kind: forget their loaded listings.
             if let old = folders[folder] {
-                for (name, item) in old.children where item.kind == .folder && state.children[name]?.kind != .folder {
-                    dropLoaded(below: folder.child(name))
+                for item in old.items where item.kind == .folder && state[item.name]?.kind != .folder {
+                    dropLoaded(below: item.identifier)
                 }
             }
             folders[folder] = state
             return (state, late)
         }
         for name in late {
-            if let item = state.children[name] { try? store.upsert(item) } else { try? store.removeSubtree(folder.child(name)) }
+            if let item = state[name] { try? store.upsert(item) } else { try? store.removeSubtree(folder.child(name)) }
         }
         log.debug("listed \(folder): \(items.count) items, fetched in \(Int(fetched.timeIntervalSince(started) * 1000)) ms, stored in \(Int(Date().timeIntervalSince(fetched) * 1000)) ms")
         return state
@@ -217,7 +217,7 @@ public final class Domain: @unchecked Sendable {
         let changed = changes.filter { $0.value > since }.map(\.key)
         guard !changed.isEmpty else { return items }
         var byName = Dictionary(items.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        for name in changed { byName[name] = loadedState(folder)?.children[name] }
+        for name in changed { byName[name] = loadedState(folder)?[name] }
         return Array(byName.values)
     }
 
@@ -235,7 +235,7 @@ public final class Domain: @unchecked Sendable {
         lock.withLock {
             noteChange(id)
             dropLoaded(below: id)
-            if let p = id.parent { folders[p]?.children[id.name] = nil; folders[p]?.order.removeAll { $0 == id.name } }
+            if let p = id.parent { folders[p]?[id.name] = nil }
         }
     }
 
@@ -328,7 +328,7 @@ public final class Domain: @unchecked Sendable {
             let item = try await provider.item(for: id)
             try? store.upsert(item)
             lock.withLock {
-                if folders[parent]?.children[id.name] != nil { folders[parent]?.children[id.name] = item }
+                if folders[parent]?[id.name] != nil { folders[parent]?[id.name] = item }
             }
         } catch let e as ProviderError where e.kind == .notFound {
             forgetSubtree(id)

@@ -94,7 +94,10 @@ public final class PlaceholderStore: Sendable {
     /// apart, a listing committing in between would pair "listed just now" with no children.
     public func listing(of folder: ItemIdentifier) throws -> (items: [Item], listedAt: Double?) {
         try pool.read { db in
-            let items = try Row.fetchAll(db, sql: "SELECT * FROM item WHERE parent = ?", arguments: [folder.rawValue]).map(Self.item)
+            // A cursor, not fetchAll: 100,000 copied rows would be 13 MB on top of the items.
+            var items: [Item] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT * FROM item WHERE parent = ?", arguments: [folder.rawValue])
+            while let row = try rows.next() { items.append(Self.item(from: row)) }
             let listedAt = try Double.fetchOne(db, sql: "SELECT listedAt FROM item WHERE id = ?", arguments: [folder.rawValue])
             return (items, listedAt)
         }
@@ -103,8 +106,10 @@ public final class PlaceholderStore: Sendable {
     /// The children of a folder, with each child folder's own `listedAt`.
     public func children(of folder: ItemIdentifier) throws -> [(item: Item, listedAt: Double?)] {
         try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM item WHERE parent = ?", arguments: [folder.rawValue])
-                .map { (Self.item(from: $0), $0["listedAt"]) }
+            var children: [(item: Item, listedAt: Double?)] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT * FROM item WHERE parent = ?", arguments: [folder.rawValue])
+            while let row = try rows.next() { children.append((Self.item(from: row), row["listedAt"])) }
+            return children
         }
     }
 
@@ -131,10 +136,10 @@ public final class PlaceholderStore: Sendable {
     public func replaceChildren(of folder: Item, with items: [Item], listedAt: Double) throws {
         try pool.write { db in
             let keep = Set(items.map(\.identifier.rawValue))
-            let old = try String.fetchAll(db, sql: "SELECT id FROM item WHERE parent = ?", arguments: [folder.identifier.rawValue])
-            for id in old where !keep.contains(id) {
-                try Self.removeSubtree(ItemIdentifier(id), db)
-            }
+            var gone: [String] = []
+            let old = try String.fetchCursor(db, sql: "SELECT id FROM item WHERE parent = ?", arguments: [folder.identifier.rawValue])
+            while let id = try old.next() { if !keep.contains(id) { gone.append(id) } }
+            for id in gone { try Self.removeSubtree(ItemIdentifier(id), db) }
             for item in items { try Self.upsert(item, db) }
             try Self.upsert(folder, db)
             try db.execute(sql: "UPDATE item SET listedAt = ? WHERE id = ?", arguments: [listedAt, folder.identifier.rawValue])
