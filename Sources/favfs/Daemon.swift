@@ -21,10 +21,6 @@ enum Daemon {
         posix_spawn_file_actions_adddup2(&fa, notify[1], 3)
 
         let exe = selfExecutable()
-        // glibc gives each thread that mallocs its own arena; with a dozen FUSE workers the
-        // daemon's memory grew with the size of what was read. Two arenas are plenty (glibc
-        // reads this when the child starts; a user's own setting wins).
-        setenv("MALLOC_ARENA_MAX", "2", 0)
         let argv = ([exe] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

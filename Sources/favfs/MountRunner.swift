@@ -15,6 +15,7 @@ struct MountRunner {
     var remote: RemoteURL { configuration.url }
 
     func run() async -> Int32 {
+        MallocTuning.apply()
         let notifier = Notifier(fd: command.notifyFd)
         if command.notifyFd != nil {
             setsid() // the daemon leaves the terminal's session: closing the terminal does not kill it
