@@ -43,6 +43,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var replyLines: [String] = []
     /// File offset of the first body byte; decided at the first body chunk of a 2xx response.
     private var writeStart: Int64?
+    /// Gathers a file sink's body into larger writes (created at the first body byte).
+    private var writer: FileWriter?
     private var writeErrno: Int32?
     private var placementError: String?
 
@@ -285,20 +287,26 @@ final class CurlTransfer: @unchecked Sendable {
                 }
             }
         }
-        var done = 0
-        while done < chunk.count {
-            let n = pwrite(fd, chunk.baseAddress! + done, chunk.count - done, off_t(writeStart! + bytesWritten))
-            if n < 0 {
-                if errno == EINTR { continue }
-                writeErrno = errno
-                return 0
-            }
-            if n == 0 { writeErrno = EIO; return 0 }
-            done += n
-            bytesWritten += Int64(n)
-        }
-        progress?(writeStart!..<(writeStart! + bytesWritten))
+        if writer == nil { writer = FileWriter(fd: fd, start: writeStart!) }
+        let before = writer!.flushed
+        if let e = writer!.write(chunk) { writeErrno = e; return 0 }
+        reportWritten(since: before)
         return chunk.count
+    }
+
+    /// Writes what the file writer still holds (at the end of the transfer); false on failure.
+    private func flushFile() -> Bool {
+        guard let writer else { return true }
+        let before = writer.flushed
+        if let e = writer.flush() { writeErrno = e; return false }
+        reportWritten(since: before)
+        return true
+    }
+
+    private func reportWritten(since before: Int64) {
+        guard let writer, writer.flushed > before else { return }
+        bytesWritten = writer.flushed
+        progress?(writer.start..<(writer.start + writer.flushed))
     }
 
     /// A bound on kept FTP reply lines (a FEAT or MLST reply is a few dozen).
@@ -316,6 +324,13 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: completion (loop thread)
 
     func result(code: CURLcode) -> Result<Completed, Error> {
+        // Bytes still gathered belong in the file whatever the outcome (a failed transfer's
+        // bytes so far are as good as any).
+        if !flushFile() && code == CURLE_OK {
+            return .failure(TransportError(kind: .writeFailed, code: Int(CURLE_WRITE_ERROR.rawValue),
+                                           message: "cannot write the download: \(String(cString: strerror(writeErrno ?? EIO)))",
+                                           url: safeURL, errno: writeErrno))
+        }
         if code == CURLE_OK {
             var responseCode = 0
             if let easy { favfs_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &responseCode) }
