@@ -80,7 +80,9 @@ struct MountRunner {
 
         do {
             switch try await domain.connect() {
-            case .online: log.info("connected to \(remote)")
+            case .online:
+                log.info("connected to \(remote)")
+                domain.listRootAhead()
             case .offline(let e): log.warning("offline: \(e)")
             }
         } catch let e as ProviderError {

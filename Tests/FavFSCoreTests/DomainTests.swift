@@ -196,3 +196,18 @@ final class DomainTests: XCTestCase {
         XCTAssertEqual(left, [])
     }
 }
+
+final class ListRootAheadTests: XCTestCase {
+    func testTheRootIsListedBeforeAnyoneAsks() async throws {
+        let f = try LocalFixture()
+        try f.write("a.txt", Data("hello".utf8))
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        XCTAssertNil(d.cachedItem(ItemIdentifier("/a.txt")), "nothing listed yet")
+        await d.listRootAhead().value
+        XCTAssertEqual(d.cachedItem(ItemIdentifier("/a.txt"))?.size, 5)
+        // The first readdir is served from what was listed ahead: no second enumeration.
+        _ = try await d.children(of: .rootContainer)
+        XCTAssertEqual(f.provider.enumerations(of: .rootContainer), 1)
+    }
+}
