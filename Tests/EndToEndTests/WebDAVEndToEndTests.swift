@@ -224,6 +224,23 @@ final class WebDAVEndToEndTests: XCTestCase {
         XCTAssertEqual(Data(back.stdout.utf8), TreeGenerator.smallFileContent(13), "read after the server came back: \(back)")
     }
 
+    /// The kernel's reads are small enough for libfuse to splice each reply from the cache file
+    /// through a pipe (reply + header + slack within pipe-max-size); larger reads are copied
+    /// through a malloc'ed buffer per read.
+    func testReadsAreSizedToBeSpliced() throws {
+        let (m, _) = try makeMount()
+        try m.mountOrThrow()
+        let options = MountTable.superOptions(at: m.path)
+        let maxRead = options.first { $0.hasPrefix("max_read=") }.flatMap { Int($0.dropFirst(9)) }
+        let pipeMax = Int((try String(contentsOfFile: "/proc/sys/fs/pipe-max-size", encoding: .utf8))
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        XCTAssertNotNil(maxRead, "no max_read among the mount's options: \(options)")
+        if let maxRead {
+            XCTAssertLessThanOrEqual(maxRead + 16 << 10, pipeMax, "a \(maxRead)-byte reply cannot be spliced through a \(pipeMax)-byte pipe")
+            XCTAssertGreaterThanOrEqual(maxRead, 128 << 10)
+        }
+    }
+
     /// Reading the whole 64 MiB file once fetches each byte about once (no re-downloads), with the right bytes.
     func testSequentialReadFetchesEachByteOnce() throws {
         let (m, s) = try makeMount()

@@ -120,6 +120,18 @@ public enum MountTable {
     }
 
     public static func entry(at path: String) -> Entry? { entries().last { $0.mountPoint == path } }
+
+    /// The superblock options of the mount at `path` (the field after the source), e.g.
+    /// `rw,user_id=0,group_id=0,default_permissions,max_read=524288`.
+    public static func superOptions(at path: String) -> [String] {
+        let text = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        for line in text.split(separator: "\n").reversed() {
+            let f = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+            guard f.count > 6, unescape(f[4]) == path, let dash = f.firstIndex(of: "-"), dash + 3 < f.count else { continue }
+            return f[dash + 3].split(separator: ",").map(String.init)
+        }
+        return []
+    }
     public static func isMounted(_ path: String) -> Bool { entry(at: path) != nil }
 
     /// mountinfo escapes space, tab, newline and backslash as \ooo.
