@@ -113,6 +113,22 @@ class Context:
     def url(self, rel):
         return self.server.url + rel
 
+    @contextlib.contextmanager
+    def download_target(self, tool):
+        """Where curl writes: /dev/null for `curl` (the transport's limit), a file beside the
+        mounts' cache folders for `curl-file` (downloading to the same disk, as a cache must)."""
+        if tool == "curl":
+            yield "/dev/null"
+            return
+        self._serial += 1
+        path = os.path.join(self.workdir, "cache", f"curl-download-{self._serial}")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            yield path
+        finally:
+            if os.path.exists(path):
+                os.unlink(path)
+
     def curl(self, *args):
         return proc.run(["curl", "-sS", "--fail", *args], timeout=self.timeout).stdout
 
@@ -121,9 +137,10 @@ class Context:
 def seq_read(size, mode):
     def measure(ctx, tool):
         rel = ctx.ds.read_file(size)
-        if tool == "curl":
+        if tool in ("curl", "curl-file"):
             ctx.drop()
-            out = ctx.curl("-o", "/dev/null", "-w", "%{size_download} %{time_total}", ctx.url(rel))
+            with ctx.download_target(tool) as target:
+                out = ctx.curl("-o", target, "-w", "%{size_download} %{time_total}", ctx.url(rel))
             n, s = out.split()
             return int(n) / float(s) / MB
         if tool == "disk":
@@ -132,7 +149,7 @@ def seq_read(size, mode):
         with ctx.mounted(tool) as m:
             return _read_in_mode(ctx, m.path(rel), mode)
 
-    tools = {"cold": ["curl", "favfs", "rclone", "disk"],
+    tools = {"cold": ["curl", "curl-file", "favfs", "rclone", "disk"],
              "warm": ["favfs", "rclone", "disk"],
              "hot": ["favfs", "rclone", "disk"]}[mode]
     notes = {"cold": "fresh mount and cache, page cache dropped",
@@ -278,21 +295,22 @@ def find_tree(rel, folders):
 # -- parallel reads ---------------------------------------------------------------------
 def parallel(rels, each):
     def measure(ctx, tool):
-        if tool == "curl":
-            args = []
-            for r in rels:
-                args += [ctx.url(r), "-o", "/dev/null"]
-            ctx.drop()
-            t0 = time.perf_counter()
-            ctx.curl("--parallel", "--parallel-max", str(len(rels)), *args)
-            return len(rels) * each / (time.perf_counter() - t0) / MB
+        if tool in ("curl", "curl-file"):
+            with contextlib.ExitStack() as stack:
+                args = []
+                for r in rels:
+                    args += [ctx.url(r), "-o", stack.enter_context(ctx.download_target(tool))]
+                ctx.drop()
+                t0 = time.perf_counter()
+                ctx.curl("--parallel", "--parallel-max", str(len(rels)), *args)
+                return len(rels) * each / (time.perf_counter() - t0) / MB
         if tool == "disk":
             ctx.drop()
             return ctx.read_rate([ctx.disk(r) for r in rels])
         with ctx.mounted(tool) as m:
             ctx.drop()
             return ctx.read_rate([m.path(r) for r in rels])
-    return Case(f"parallel_{len(rels)}x{human(each)}", "MB/s", True, ["curl", "favfs", "rclone", "disk"],
+    return Case(f"parallel_{len(rels)}x{human(each)}", "MB/s", True, ["curl", "curl-file", "favfs", "rclone", "disk"],
                 measure, "aggregate throughput of parallel cold readers")
 
 
