@@ -7,7 +7,7 @@ import FavFSCore
 extension Bridge {
     func create(_ req: Request, _ parent: UInt64, _ name: String, _ fi: fuse_file_info) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
-        let exclusive = favfs_fi_flags(withUnsafePointer(to: fi) { $0 }) & O_EXCL != 0
+        let exclusive = withUnsafePointer(to: fi) { favfs_fi_flags($0) } & O_EXCL != 0
         Task {
             do {
                 let (item, handle) = try await domain.create(parentId, name, exclusive: exclusive)

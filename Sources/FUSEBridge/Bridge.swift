@@ -143,7 +143,7 @@ final class Bridge: @unchecked Sendable {
 
     func open(_ req: Request, _ ino: UInt64, _ fi: fuse_file_info) {
         guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
-        let flags = favfs_fi_flags(withUnsafePointer(to: fi) { $0 })
+        let flags = withUnsafePointer(to: fi) { favfs_fi_flags($0) }
         let write = flags & O_ACCMODE != O_RDONLY, truncate = flags & O_TRUNC != 0
         if !write && !truncate {
             // Reading needs no network: answer at once.
