@@ -13,6 +13,8 @@ struct SFTPErrors: Sendable {
     let knownHostsPath: String
     /// Said with a refused login: what to check (e.g. an RSA key libssh2 cannot sign acceptably).
     var loginHint = "check the user, the key (option key) or the password"
+    /// The rewritten known_hosts, to explain a key exchange that fails on an ssh-rsa-only entry.
+    var knownHosts: KnownHostsFile?
 
     // libcurl result codes the SFTP provider tells apart.
     static let couldNotConnect = 7, remoteAccessDenied = 9, quoteError = 21, timedOut = 28
@@ -64,6 +66,10 @@ struct SFTPErrors: Sendable {
             return ProviderError(.unreachable, remote: remote, path: path, status: t.code, detail: detail)
         default:
             // CURLE_SSH and friends: the session broke (or could not be set up).
+            if t.code == Self.ssh, knownHosts?.onlyRSA == true {
+                return ProviderError(.denied, remote: remote, path: path, status: t.code, detail: detail
+                    + "; \(knownHostsDisplay) knows only an ssh-rsa host key for \(hostAndPort), which libssh2 1.10 can check only with the SHA-1 ssh-rsa algorithm that OpenSSH 8.8+ refuses — add the server's ed25519 key: ssh-keyscan -t ed25519 -p \(port) \(host) >> \(knownHostsDisplay)")
+            }
             return ProviderError(.unreachable, remote: remote, path: path, status: t.code, detail: detail)
         }
     }
@@ -84,10 +90,11 @@ struct SFTPErrors: Sendable {
         return .serverError
     }
 
+    private var host: String { String(hostAndPort[..<(hostAndPort.lastIndex(of: ":") ?? hostAndPort.endIndex)]) }
+    private var port: String { hostAndPort.lastIndex(of: ":").map { String(hostAndPort[hostAndPort.index(after: $0)...]) } ?? "22" }
+
     /// What to say when the host key was refused, and how to fix it.
     func hostKeyMessage(_ problem: SSHHostKeyProblem?) -> String {
-        let host = String(hostAndPort[..<(hostAndPort.lastIndex(of: ":") ?? hostAndPort.endIndex)])
-        let port = hostAndPort.lastIndex(of: ":").map { String(hostAndPort[hostAndPort.index(after: $0)...]) } ?? "22"
         // known_hosts names a host on a port other than 22 as [host]:port.
         let entry = port == "22" ? host : "[\(host)]:\(port)"
         switch problem {

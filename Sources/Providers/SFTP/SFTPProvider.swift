@@ -53,6 +53,8 @@ public final class SFTPProvider: Provider {
     let paths: SFTPPaths
     let errors: SFTPErrors
     let statCache = SFTPStatCache()
+    /// The host's known_hosts entries, rewritten for libcurl (see `KnownHosts`).
+    let knownHostsFile: KnownHostsFile
     let log = Logger(label: "favfs.sftp")
 
     /// Uploads go to a hidden temporary name in the target folder first; listings hide it.
@@ -66,6 +68,9 @@ public final class SFTPProvider: Provider {
         var errors = SFTPErrors(remote: configuration.remoteDescription,
                                 hostAndPort: "\(configuration.host):\(configuration.port ?? 22)",
                                 knownHostsDisplay: configuration.knownHostsDisplay, knownHostsPath: configuration.knownHosts)
+        let knownHosts = KnownHostsFile(source: configuration.knownHosts, host: configuration.host, port: configuration.port ?? 22)
+        knownHostsFile = knownHosts
+        errors.knownHosts = knownHosts
         if let key = configuration.privateKey, Self.isRSA(key) {
             errors.loginHint = "the key \(key) is an RSA key: libcurl's libssh2 (1.10) signs with ssh-rsa (SHA-1), which OpenSSH 8.8 and later refuse — use an ed25519 or ECDSA key (option key)"
         }
@@ -83,7 +88,7 @@ public final class SFTPProvider: Provider {
 
     /// A request with the login and host key options; `options` say what it does.
     func request(_ url: String, _ options: [CurlOption]) -> CurlRequest {
-        var auth: [CurlOption] = [.sshKnownHosts(configuration.knownHosts)]
+        var auth: [CurlOption] = [.sshKnownHosts(knownHostsFile.path)]
         var types = 0
         if let key = configuration.privateKey {
             auth.append(.sshPrivateKeyFile(key))

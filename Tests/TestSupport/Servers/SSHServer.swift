@@ -23,7 +23,9 @@ public final class SSHServer: @unchecked Sendable {
 
     public static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") }
 
-    public init(port: Int? = nil) throws {
+    /// `extraHostKeyTypes`: more host keys beside the ed25519 one (`rsa`, `ecdsa`), as a stock
+    /// sshd has, for tests of known_hosts files that list them (`keyscan`).
+    public init(port: Int? = nil, extraHostKeyTypes: [String] = []) throws {
         root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-sshd-\(UUID().uuidString.prefix(8))")
         files = root.appendingPathComponent("files")
         self.port = try port ?? FreePort.next()
@@ -39,6 +41,10 @@ public final class SSHServer: @unchecked Sendable {
             let result = try Shell.run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path])
             guard result.status == 0 else { throw ShellError("ssh-keygen failed: \(result.error)") }
         }
+        for type in extraHostKeyTypes {
+            let result = try Shell.run("/usr/bin/ssh-keygen", ["-q", "-t", type, "-N", "", "-C", "host", "-f", "\(r)/host_\(type)"])
+            guard result.status == 0 else { throw ShellError("ssh-keygen -t \(type) failed: \(result.error)") }
+        }
         try FileManager.default.copyItem(atPath: clientKey + ".pub", toPath: "\(r)/authorized_keys")
         func entry(_ pub: String) throws -> String {
             let parts = try String(contentsOfFile: pub, encoding: .utf8).split(separator: " ")
@@ -51,6 +57,7 @@ public final class SSHServer: @unchecked Sendable {
         Port \(self.port)
         ListenAddress 127.0.0.1
         HostKey \(r)/host_ed25519
+        \(extraHostKeyTypes.map { "HostKey \(r)/host_\($0)" }.joined(separator: "\n"))
         PidFile \(r)/sshd.pid
         AuthorizedKeysFile \(r)/authorized_keys
         StrictModes no
@@ -93,11 +100,21 @@ public final class SSHServer: @unchecked Sendable {
     }
 
     public func log() -> String { process?.log() ?? "" }
+
+    /// A known_hosts file written by `ssh-keyscan` in its default order (ssh-rsa first when the
+    /// server has an RSA key), hashed with -H when asked; returns its path.
+    public func keyscan(hashed: Bool = false) throws -> String {
+        let path = root.appendingPathComponent("known_hosts_keyscan\(hashed ? "_hashed" : "")").path
+        let r = try Shell.run("/usr/bin/ssh-keyscan", (hashed ? ["-H"] : []) + ["-p", "\(port)", "127.0.0.1"])
+        guard r.status == 0, !r.output.isEmpty else { throw ShellError("ssh-keyscan failed: \(r.error)") }
+        try r.output.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
 }
 
 extension ServerRequirement {
     /// An sshd for a test, or a skip when OpenSSH's server is missing — a failure under CI=true.
-    public static func sshd(file: StaticString = #filePath, line: UInt = #line) throws -> SSHServer {
+    public static func sshd(extraHostKeyTypes: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> SSHServer {
         guard SSHServer.isAvailable else {
             if TestEnvironment.isCI {
                 XCTFail("sshd is not installed (/usr/sbin/sshd, apt-get install openssh-server) and CI=true", file: file, line: line)
@@ -105,6 +122,6 @@ extension ServerRequirement {
             }
             throw XCTSkip("sshd is not installed (/usr/sbin/sshd)")
         }
-        return try SSHServer()
+        return try SSHServer(extraHostKeyTypes: extraHostKeyTypes)
     }
 }
