@@ -4,39 +4,59 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEMO="$PWD/demo"
-PORT="${PORT:-8080}"
-FAVFS="${FAVFS:-$(swift build --show-bin-path)/favfs}"
+FAVFS="${FAVFS:-$(swift build -c release --show-bin-path)/favfs}"
 MNT="$DEMO/Remote"
 
 stop() {
     "$FAVFS" unmount "$MNT" 2>/dev/null || true
-    [ -f "$DEMO/server/httpd.conf" ] && apache2 -f "$DEMO/server/httpd.conf" -k stop 2>/dev/null || true
+    if [ -f "$DEMO/server/httpd.conf" ]; then
+        apache2 -f "$DEMO/server/httpd.conf" -k stop 2>/dev/null || true
+    fi
     echo "demo stopped"
 }
 
+# A port nobody listens on (never assume 8080 is free): PORT=N overrides.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Debian builds mod_unixd and mod_log_config into apache2; other builds ship them as modules.
+load_if_shared() {
+    [ -f "$M/mod_$1.so" ] && echo "LoadModule $1_module $M/mod_$1.so" || true
+}
+
 start() {
-    command -v apache2 >/dev/null || { echo "apache2 is missing: apt-get install apache2"; exit 1; }
+    export PATH="$PATH:/usr/sbin:/sbin"
+    command -v apache2 >/dev/null || { echo "apache2 is missing: make setup (or apt-get install apache2)"; exit 1; }
+    [ -x "$FAVFS" ] || { echo "no favfs binary at $FAVFS: make release"; exit 1; }
+    if [ -f "$DEMO/server/httpd.pid" ] && kill -0 "$(cat "$DEMO/server/httpd.pid")" 2>/dev/null; then
+        echo "the demo is running already: make demo-stop first"; exit 1
+    fi
+    PORT="${PORT:-$(free_port)}"
     mkdir -p "$DEMO/server/lock" "$DEMO/server/docroot" "$DEMO/files/photos" "$DEMO/files/docs/deep/er" "$MNT"
     echo "Hello from favfs" > "$DEMO/files/README.txt"
     for i in $(seq 1 20); do head -c $((i * 50000)) /dev/urandom > "$DEMO/files/photos/photo $i.jpg"; done
     echo "a note" > "$DEMO/files/docs/deep/er/note.md"
     head -c $((64 << 20)) /dev/urandom > "$DEMO/files/big.bin"
     M=/usr/lib/apache2/modules
+    # As root, Apache's workers must run as another user (www-data owns the served folder);
+    # as a plain user they run as that user.
+    USER_LINES=""
+    [ "$(id -u)" = 0 ] && USER_LINES=$'User www-data\nGroup www-data'
     cat > "$DEMO/server/httpd.conf" <<CONF
 ServerRoot "$DEMO/server"
 ServerName 127.0.0.1
 Listen 127.0.0.1:$PORT
 PidFile $DEMO/server/httpd.pid
 ErrorLog $DEMO/server/error.log
-User www-data
-Group www-data
+$USER_LINES
 LoadModule mpm_event_module $M/mod_mpm_event.so
 LoadModule authz_core_module $M/mod_authz_core.so
 LoadModule alias_module $M/mod_alias.so
 LoadModule dav_module $M/mod_dav.so
 LoadModule dav_fs_module $M/mod_dav_fs.so
-LoadModule unixd_module $M/mod_unixd.so
-LoadModule log_config_module $M/mod_log_config.so
+$(load_if_shared unixd)
+$(load_if_shared log_config)
 CustomLog $DEMO/server/access.log common
 DAVLockDB $DEMO/server/lock/DAVLock
 DocumentRoot "$DEMO/server/docroot"
@@ -46,12 +66,18 @@ Alias /files "$DEMO/files"
     Require all granted
 </Directory>
 CONF
-    # Apache's workers run as www-data: give them the served folder.
-    chown -R www-data:www-data "$DEMO/files" "$DEMO/server/lock"
-    chmod 755 "$DEMO" "$DEMO/server"
+    if [ "$(id -u)" = 0 ]; then
+        chown -R www-data:www-data "$DEMO/files" "$DEMO/server/lock"
+        chmod 755 "$DEMO" "$DEMO/server"
+    fi
     apache2 -f "$DEMO/server/httpd.conf" -k start
+    for _ in $(seq 50); do
+        curl -s -o /dev/null "http://127.0.0.1:$PORT/files/" && break
+        sleep 0.1
+    done
     "$FAVFS" mount "$MNT" --remote "dav://127.0.0.1:$PORT/files/" --cache-dir "$DEMO/cache"
     echo
+    echo "Serving $DEMO/files over WebDAV at http://127.0.0.1:$PORT/files/, mounted on $MNT"
     echo "Try:  ls -l $MNT   cat $MNT/README.txt   cp $MNT/big.bin /tmp/"
     echo "Stop: make demo-stop"
 }
