@@ -1,8 +1,21 @@
 # favfs — see README.md
 SWIFT ?= swift
 PREFIX ?= /usr/local
+RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 
-.PHONY: build release test install demo demo-stop bench clean
+.PHONY: setup build release test check install demo demo-stop bench clean
+
+# Every Debian and PyPI package the build, the demo and the tests need (run as root; CI runs it too).
+# Build: FUSE, libcurl, SQLite. Test servers, one per provider: Apache mod_dav and autoindex
+# (WebDAV, HTTP index), nginx (HTTP index), OpenSSH (SFTP), openssl (FTPS certificates);
+# moto_server (S3, pinned: the test launcher adjusts how this version checks signatures),
+# pyftpdlib + pyOpenSSL (FTP/FTPS), Pillow (the Favart fixture's previews).
+setup:
+	DEBIAN_FRONTEND=noninteractive apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	    libfuse3-dev fuse3 libcurl4-openssl-dev libsqlite3-dev pkg-config \
+	    apache2 apache2-utils nginx openssh-server openssh-client openssl python3 python3-pip curl ca-certificates
+	python3 -m pip install -q 'moto[server]==5.2.1' pyftpdlib pyopenssl pillow
 
 build:
 	$(SWIFT) build
@@ -10,17 +23,23 @@ build:
 release:
 	$(SWIFT) build -c release
 
-# Builds once (the binary and every test target), then runs all suites: unit tests,
-# provider tests against real servers, end-to-end tests through real mounts.
-test:
+# Source checks the compiler does not make: no pointer escapes its withUnsafe… closure.
+check:
+	scripts/check-unsafe-pointers.sh
+
+# Builds the release binary (what users install) and, once, every test target; then runs all
+# suites: unit tests, provider tests against real servers, and end-to-end tests that mount the
+# release binary (FAVFS_BIN) and drive it with ordinary programs.
+test: check release
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	FAVFS_BIN="$(RELEASE_BIN)" $(SWIFT) test --skip-build
 
 install: release
-	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/favfs" $(PREFIX)/bin/favfs
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 "$(RELEASE_BIN)" "$(DESTDIR)$(PREFIX)/bin/favfs"
 
-# A sample WebDAV server (Debian's Apache mod_dav on 127.0.0.1:8080) mounted on ./demo/Remote.
-demo: build
+# A sample WebDAV server (Debian's Apache mod_dav on a free loopback port) mounted on ./demo/Remote.
+demo: release
 	scripts/demo.sh start
 
 demo-stop:

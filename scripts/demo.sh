@@ -33,6 +33,8 @@ start() {
         echo "the demo is running already: make demo-stop first"; exit 1
     fi
     PORT="${PORT:-$(free_port)}"
+    # Fresh files and a fresh cache each time: the files are generated anew below.
+    rm -rf "$DEMO/cache" "$DEMO/files"
     mkdir -p "$DEMO/server/lock" "$DEMO/server/docroot" "$DEMO/files/photos" "$DEMO/files/docs/deep/er" "$MNT"
     echo "Hello from favfs" > "$DEMO/files/README.txt"
     for i in $(seq 1 20); do head -c $((i * 50000)) /dev/urandom > "$DEMO/files/photos/photo $i.jpg"; done
