@@ -1,6 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Every module of ours touches C (libcurl, libfuse, POSIX): a warning there (a temporary
+// pointer from `&`, an unused result) is treated as the bug it usually is.
+let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
+
 let package = Package(
     name: "favfs",
     platforms: [.macOS(.v13)],
@@ -20,27 +24,30 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Transport: async libcurl, one multi handle on one thread.
-        .target(name: "Curl", dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Curl", dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strict),
 
         // Provider core: items, placeholders, content cache; no FUSE, no protocol code.
         .target(name: "FavFSCore", dependencies: [
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], swiftSettings: strict),
 
         // One folder per protocol.
         .target(name: "Providers", dependencies: ["FavFSCore", "Curl",
-                                                  .product(name: "Logging", package: "swift-log")]),
+                                                  .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strict),
 
         // FUSE low-level ops -> core calls; knows nothing of providers.
         .target(name: "FUSEBridge", dependencies: ["CFuse", "FavFSCore",
-                                                   .product(name: "Logging", package: "swift-log")]),
+                                                   .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strict),
 
         .executableTarget(name: "favfs", dependencies: [
             "FUSEBridge", "FavFSCore", "Providers",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], swiftSettings: strict),
 
         // Real servers for tests (Apache mod_dav, ...), started on loopback by the tests themselves.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -45,10 +45,6 @@ public final class FUSEMount: @unchecked Sendable {
                             "default_permissions", "noatime", "max_read=\(o.maxRead)"]
         if o.readOnly { mountOptions.append("ro") }
         if o.allowOther { mountOptions.append("allow_other") }
-        // A plain user cannot open /dev/fuse where it is 0600, and libfuse tries that before
-        // the setuid fusermount3 (and gives up on EACCES). auto_unmount goes straight to
-        // fusermount3, which opens the device for us and unmounts if this process dies.
-        if geteuid() != 0 { mountOptions.append("auto_unmount") }
         var argv = ["favfs", "-o", mountOptions.joined(separator: ",")]
         if o.debug { argv.append("-d") }
         let cargs = argv.map { strdup($0) }

@@ -12,7 +12,7 @@ public final class BackgroundProcess: @unchecked Sendable {
     /// Starts `path args`; stdout and stderr go to `logFile`.
     public init(_ path: String, _ args: [String], environment: [String: String]? = nil, logFile: URL) throws {
         self.logFile = logFile
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

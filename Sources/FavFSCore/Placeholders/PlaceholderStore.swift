@@ -68,7 +68,7 @@ public final class PlaceholderStore: Sendable {
     /// Checkpoints the write-ahead log into the database and closes it (unmount), so the cache
     /// dir holds one file, not three.
     public func close() {
-        try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         try? pool.close()
     }
 

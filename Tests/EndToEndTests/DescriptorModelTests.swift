@@ -1,0 +1,79 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `DescriptorModel` through the binary under test, against Apache mod_dav and a local folder:
+/// several seeds of several thousand steps each, then the server compared with the model after
+/// unmount. `FAVFS_MODEL_SEED` and `FAVFS_MODEL_STEPS` replay one seed.
+final class DescriptorModelTests: XCTestCase {
+    nonisolated(unsafe) static var apache: ApacheServer?
+    var mounts: [MountedFavFS] = []
+    var scratch: URL!
+
+    override class func setUp() {
+        super.setUp()
+        guard ApacheServer.isAvailable, let s = try? ApacheServer() else { return }
+        do { try s.start(); apache = s } catch { s.remove() }
+    }
+
+    override class func tearDown() {
+        apache?.remove()
+        apache = nil
+        super.tearDown()
+    }
+
+    override func setUpWithError() throws {
+        try E2EGate.require(apache: true)
+        scratch = URL(fileURLWithPath: "/tmp/favfs-model-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        for m in mounts { m.tearDown() }
+        mounts = []
+        if let scratch { try? FileManager.default.removeItem(at: scratch) }
+        super.tearDown()
+    }
+
+    private var seeds: [UInt64] {
+        if let s = ProcessInfo.processInfo.environment["FAVFS_MODEL_SEED"].flatMap({ UInt64($0) }) { return [s] }
+        return [11, 12, 13]
+    }
+    private var steps: Int { ProcessInfo.processInfo.environment["FAVFS_MODEL_STEPS"].flatMap { Int($0) } ?? 3000 }
+
+    func testWebDAVMatchesALocalFolder() throws {
+        let apache = try XCTUnwrap(Self.apache, "Apache mod_dav did not start")
+        for seed in seeds {
+            let area = "model-\(seed)-\(UUID().uuidString.prefix(6))"
+            try FileManager.default.createDirectory(at: apache.documentRoot.appendingPathComponent(area), withIntermediateDirectories: true)
+            try apache.fixOwnership()
+            try runSeed(seed, remote: apache.davURL + area + "/", serverRoot: apache.documentRoot.path + "/" + area)
+        }
+    }
+
+    func testLocalProviderMatchesALocalFolder() throws {
+        for seed in seeds {
+            let served = scratch.appendingPathComponent("served-\(seed)")
+            try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
+            try runSeed(seed, remote: "file://" + served.path, serverRoot: served.path)
+        }
+    }
+
+    private func runSeed(_ seed: UInt64, remote: String, serverRoot: String) throws {
+        let mount = try MountedFavFS(remote: remote)
+        mounts.append(mount)
+        try mount.mountOrThrow()
+        let modelRoot = scratch.appendingPathComponent("model-\(seed)").path
+        try FileManager.default.createDirectory(atPath: modelRoot, withIntermediateDirectories: true)
+        let model = DescriptorModel(mountRoot: mount.path, modelRoot: modelRoot, seed: seed, steps: steps)
+        let started = Date()
+        if let failure = model.run() {
+            XCTFail(failure)
+            return
+        }
+        let r = try mount.unmount()
+        XCTAssertTrue(r.succeeded, "unmount: \(r)")
+        if let failure = model.compareServer(serverRoot) { XCTFail(failure) }
+        print("descriptor model: seed \(seed), \(steps) steps on \(remote) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+    }
+}
