@@ -101,7 +101,8 @@ extension Bridge {
         Task {
             do {
                 if folder { try await domain.removeFolder(parentId, name) } else { try await domain.remove(parentId, name) }
-                inodes.detach(parentId.child(name))
+                // An open descriptor keeps the deleted file (POSIX) under its inode's new name.
+                if let orphan = inodes.detach(parentId.child(name)), !folder { domain.adoptOrphan(orphan, was: parentId.child(name)) }
                 req.ok()
             } catch {
                 log.info("\(folder ? "rmdir" : "unlink") \(parentId.child(name)): \(error)")
@@ -117,7 +118,7 @@ extension Bridge {
         Task {
             do {
                 let (source, destination) = try await domain.rename(from, name, to: to, newName, noReplace: flags & 1 != 0)
-                inodes.move(source, to: destination)
+                if let orphan = inodes.move(source, to: destination) { domain.adoptOrphan(orphan, was: destination) }
                 req.ok()
             } catch {
                 log.info("rename \(from.child(name)) -> \(to.child(newName)): \(error)")

@@ -46,10 +46,15 @@ final class InodeTable: @unchecked Sendable {
     }
 
     /// After a rename: inodes at and below `from` now name the items at and below `to`; an
-    /// inode that named `to` before no longer has a name.
-    func move(_ from: ItemIdentifier, to: ItemIdentifier) {
+    /// inode that named `to` before no longer has a name. Returns the name that inode has now.
+    @discardableResult
+    func move(_ from: ItemIdentifier, to: ItemIdentifier) -> ItemIdentifier? {
         lock.withLock {
-            if let old = byIdentifier.removeValue(forKey: to) { byInode[old]?.id = ItemIdentifier("/.favfs-replaced-\(old)") }
+            var replaced: ItemIdentifier?
+            if let old = byIdentifier.removeValue(forKey: to) {
+                replaced = ItemIdentifier("/.favfs-replaced-\(old)")
+                byInode[old]?.id = replaced!
+            }
             let prefix = from.rawValue + "/"
             for (id, ino) in byIdentifier where id == from || id.rawValue.hasPrefix(prefix) {
                 let newId = ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count))
@@ -57,14 +62,20 @@ final class InodeTable: @unchecked Sendable {
                 byIdentifier[newId] = ino
                 byInode[ino]?.id = newId
             }
+            return replaced
         }
     }
 
     /// After a delete: the name no longer leads to the inode (a new item of that name gets a
     /// new inode); the kernel may still hold the old one until it forgets it.
-    func detach(_ id: ItemIdentifier) {
+    /// Returns the name the inode has now, if the kernel held one.
+    @discardableResult
+    func detach(_ id: ItemIdentifier) -> ItemIdentifier? {
         lock.withLock {
-            if let ino = byIdentifier.removeValue(forKey: id) { byInode[ino]?.id = ItemIdentifier("/.favfs-deleted-\(ino)") }
+            guard let ino = byIdentifier.removeValue(forKey: id) else { return nil }
+            let orphan = ItemIdentifier("/.favfs-deleted-\(ino)")
+            byInode[ino]?.id = orphan
+            return orphan
         }
     }
 }

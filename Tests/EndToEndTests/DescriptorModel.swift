@@ -24,6 +24,9 @@ struct DescriptorModel {
         var mount: Int32
         var model: Int32
         var flags: Int32
+        /// The step that opened it: a stable name in the log.
+        var opened: Int
+        var label: String { "fd@\(opened) (\(path))" }
     }
 
     /// Runs the steps; returns the failure (with the last operations) or nil.
@@ -32,7 +35,7 @@ struct DescriptorModel {
         var slots: [Slot] = []
         var history: [String] = []
         func fail(_ step: Int, _ what: String) -> String {
-            "seed \(seed), step \(step): \(what)\nlast operations:\n" + history.suffix(25).joined(separator: "\n")
+            "seed \(seed), step \(step): \(what)\nlast operations:\n" + history.suffix(80).joined(separator: "\n")
         }
         for root in [mountRoot, modelRoot] { mkdir(root + "/d", 0o755) }
         defer {
@@ -54,7 +57,7 @@ struct DescriptorModel {
                 if (m >= 0) != (r >= 0) || mo.errno != ro.errno {
                     mismatch = "open differs"
                 }
-                if m >= 0 && r >= 0 { slots.append(Slot(path: path, mount: m, model: r, flags: flags)) }
+                if m >= 0 && r >= 0 { slots.append(Slot(path: path, mount: m, model: r, flags: flags, opened: step)) }
                 else { if m >= 0 { close(m) }; if r >= 0 { close(r) } }
             } else {
                 let i = Int.random(in: 0..<slots.count, using: &rng)
@@ -66,20 +69,20 @@ struct DescriptorModel {
                     let bytes = Self.bytes(Int.random(in: 1...20_000, using: &rng), &rng)
                     let m = call { bytes.withUnsafeBytes { pwrite(s.mount, $0.baseAddress, $0.count, off_t(offset)) } }
                     let r = call { bytes.withUnsafeBytes { pwrite(s.model, $0.baseAddress, $0.count, off_t(offset)) } }
-                    op = "pwrite #\(i) \(s.path) at \(offset) len \(bytes.count) -> mount \(m) model \(r)"
+                    op = "pwrite \(s.label) at \(offset) len \(bytes.count) -> mount \(m) model \(r)"
                     if m != r { mismatch = "pwrite differs" }
                 case 30..<38:
                     let bytes = Self.bytes(Int.random(in: 1...9_000, using: &rng), &rng)
                     let m = call { bytes.withUnsafeBytes { write(s.mount, $0.baseAddress, $0.count) } }
                     let r = call { bytes.withUnsafeBytes { write(s.model, $0.baseAddress, $0.count) } }
-                    op = "write #\(i) \(s.path) len \(bytes.count) -> mount \(m) model \(r)"
+                    op = "write \(s.label) len \(bytes.count) -> mount \(m) model \(r)"
                     if m != r { mismatch = "write differs" }
                 case 38..<54:
                     let offset = Int.random(in: 0...(size + 5000), using: &rng)
                     let length = Int.random(in: 1...70_000, using: &rng)
                     let (m, mb) = Self.pread(s.mount, offset, length)
                     let (r, rb) = Self.pread(s.model, offset, length)
-                    op = "pread #\(i) \(s.path) at \(offset) len \(length) -> mount \(m) model \(r)"
+                    op = "pread \(s.label) at \(offset) len \(length) -> mount \(m) model \(r)"
                     if m != r { mismatch = "pread result differs" }
                     else if mb != rb { mismatch = "pread bytes differ (first at \(Self.firstDifference(mb, rb)))" }
                 case 54..<62:
@@ -88,17 +91,17 @@ struct DescriptorModel {
                         : Int.random(in: 0...(size + 3000), using: &rng)
                     let m = call { ftruncate(s.mount, off_t(target)) }
                     let r = call { ftruncate(s.model, off_t(target)) }
-                    op = "ftruncate #\(i) \(s.path) to \(target) -> mount \(m) model \(r)"
+                    op = "ftruncate \(s.label) to \(target) -> mount \(m) model \(r)"
                     if m != r { mismatch = "ftruncate differs" }
                 case 62..<68:
                     let m = call { Int32(Self.fstatSize(s.mount)) }
                     let r = call { Int32(Self.fstatSize(s.model)) }
-                    op = "fstat #\(i) \(s.path) -> mount size \(m) model size \(r)"
+                    op = "fstat \(s.label) -> mount size \(m) model size \(r)"
                     if m != r { mismatch = "fstat differs" }
                 case 68..<72:
                     let m = call { fsync(s.mount) }
                     let r = call { fsync(s.model) }
-                    op = "fsync #\(i) \(s.path) -> mount \(m) model \(r)"
+                    op = "fsync \(s.label) -> mount \(m) model \(r)"
                     if m != r { mismatch = "fsync differs" }
                 case 72..<78:
                     guard size > 0 else { continue }
@@ -109,13 +112,13 @@ struct DescriptorModel {
                     let bytes = Self.bytes(min(length - at, Int.random(in: 1...2000, using: &rng)), &rng)
                     let m = Self.mmapWrite(s.mount, offset: offset, length: length, at: at, bytes: bytes)
                     let r = Self.mmapWrite(s.model, offset: offset, length: length, at: at, bytes: bytes)
-                    op = "mmap #\(i) \(s.path) [\(offset), +\(length)) write \(bytes.count) at +\(at), msync -> mount \(m) model \(r)"
+                    op = "mmap \(s.label) [\(offset), +\(length)) write \(bytes.count) at +\(at), msync -> mount \(m) model \(r)"
                     if m != r { mismatch = "mmap + msync differs" }
                 case 78..<86:
                     let m = call { close(s.mount) }
                     let r = call { close(s.model) }
                     slots.remove(at: i)
-                    op = "close #\(i) \(s.path) -> mount \(m) model \(r)"
+                    op = "close \(s.label) -> mount \(m) model \(r)"
                     if m != r { mismatch = "close differs" }
                 case 86..<91:
                     let from = Self.names.randomElement(using: &rng)!, to = Self.names.randomElement(using: &rng)!

@@ -37,9 +37,9 @@ final class DescriptorModelTests: XCTestCase {
 
     private var seeds: [UInt64] {
         if let s = ProcessInfo.processInfo.environment["FAVFS_MODEL_SEED"].flatMap({ UInt64($0) }) { return [s] }
-        return [11, 12, 13]
+        return [11, 12, 13, 14, 15]
     }
-    private var steps: Int { ProcessInfo.processInfo.environment["FAVFS_MODEL_STEPS"].flatMap { Int($0) } ?? 3000 }
+    private var steps: Int { ProcessInfo.processInfo.environment["FAVFS_MODEL_STEPS"].flatMap { Int($0) } ?? 5000 }
 
     func testWebDAVMatchesALocalFolder() throws {
         let apache = try XCTUnwrap(Self.apache, "Apache mod_dav did not start")

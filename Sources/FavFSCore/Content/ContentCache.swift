@@ -123,6 +123,12 @@ public final class ContentCache: @unchecked Sendable {
         let wanted = range.clamped(to: 0..<max(0, e.withLock { e.size }))
         let mustWait: Bool = try e.withLock {
             if e.stale { throw staleError(item, provider) }
+            // Deleted: the remote has no such content any more (or other content at the name).
+            if e.deleted {
+                if e.ranges.contains(wanted) { return false }
+                throw ProviderError(.versionChanged, remote: provider.remoteDescription, path: item.identifier.rawValue,
+                                    detail: "the file was deleted while open and this part of it was never downloaded")
+            }
             let tasks = wanted.isEmpty ? [] : schedule(e, item: item, wanted, provider: provider)
             // Read-ahead waits for the reader's own chunks: started together, it competes with
             // them (on a cold server disk the first byte took twice as long).
@@ -371,10 +377,17 @@ public final class ContentCache: @unchecked Sendable {
         }
     }
 
+    /// The entry of `id` while a handle has it open.
+    func openEntry(_ id: ItemIdentifier) -> ContentEntry? {
+        lock.lock(); defer { lock.unlock() }
+        guard let e = entries[id], e.withLock({ e.openHandles > 0 && !e.stale }) else { return nil }
+        return e
+    }
+
     /// Drops an item's content for good (it was deleted); open handles keep their file until closed.
     func remove(_ id: ItemIdentifier) {
         lock.lock(); defer { lock.unlock() }
-        if let e = entries[id] { e.withLock { e.stale = true }; entries[id] = nil }
+        if let e = entries[id] { e.withLock { e.deleted = true }; entries[id] = nil }
         if let r = try? store.contentRecord(id) { unlink(path(r.file)) }
         try? store.deleteContent(id)
     }

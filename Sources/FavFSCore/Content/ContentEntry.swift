@@ -24,6 +24,9 @@ final class ContentEntry: @unchecked Sendable {
     var pinned: Bool
     /// Set when the remote changed under a read: no more bytes are served from this entry.
     var stale = false
+    /// Set when the item was deleted or replaced here while open: its open handles keep reading
+    /// and writing the cache file (POSIX), nothing is downloaded or uploaded for it any more.
+    var deleted = false
     /// Whether the store has a record of this entry (a new one gets it with its first bytes).
     var recorded = true
 

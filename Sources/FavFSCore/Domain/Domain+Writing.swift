@@ -121,7 +121,7 @@ extension Domain {
     public func write(handle: UInt64, offset: Int64, _ buffer: UnsafeRawBufferPointer) throws -> Int {
         let f = try openFile(handle: handle)
         guard f.writable else { throw error(.denied, f.entry.id, "not open for writing") }
-        let (id, deleted) = f.entry.withLock { (f.entry.id, f.entry.stale) }
+        let (id, deleted) = f.entry.withLock { (f.entry.id, f.entry.deleted || f.entry.stale) }
         // Writes to a deleted file stay with the process that has it open (POSIX); they are
         // never uploaded.
         if deleted { return try content.write(f.entry, offset: offset, buffer) }
@@ -138,6 +138,10 @@ extension Domain {
         _ = try writer(id)
         if let handle {
             let f = try openFile(handle: handle)
+            if f.entry.withLock({ f.entry.deleted }) {
+                try content.setSize(f.entry, size)
+                return orphanItem(id) ?? f.item
+            }
             try markDirty(id)
             try content.setSize(f.entry, size)
             touch(id, size: size)
@@ -155,6 +159,7 @@ extension Domain {
     /// placeholder until the next listing (see README).
     public func setModified(_ id: ItemIdentifier, _ seconds: Double) async throws -> Item {
         let w = try writer(id)
+        if let orphan = setOrphanModified(id, seconds) { return orphan }
         guard var item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
         item.modified = seconds
         let deferred = lock.withLock { () -> Bool in
@@ -172,7 +177,7 @@ extension Domain {
 
     /// After the last writable handle of an item closes: record its state and upload.
     func finishWriting(_ f: OpenFile) {
-        let (id, deleted) = f.entry.withLock { (f.entry.id, f.entry.stale) }
+        let (id, deleted) = f.entry.withLock { (f.entry.id, f.entry.deleted || f.entry.stale) }
         if deleted { return }
         content.persist(f.entry)
         if let item = cachedItem(id) { try? store.upsert(item) }
@@ -185,6 +190,8 @@ extension Domain {
         let f = try openFile(handle: handle)
         guard f.writable else { return }
         fdatasync(f.entry.fd)
+        // A deleted file's content lives only as long as its descriptors: nothing to upload.
+        if f.entry.withLock({ f.entry.deleted }) { return }
         content.persist(f.entry)
         let id = f.entry.withLock { f.entry.id }
         guard isDirty(id) else { return }
@@ -223,6 +230,7 @@ extension Domain {
         let item = try await lookup(parent, name)
         if item.kind == .folder { throw error(.isAFolder, id, "is a folder") }
         await waitIfUploading(id)
+        try await keepContentForOpenHandles(item)
         // Out of the dirty set before the remote delete: a close still in flight (FUSE sends
         // RELEASE after close returns) must not upload, and so resurrect, what is being deleted.
         let state = lock.withLock { dirty.removeValue(forKey: id) }
@@ -282,9 +290,14 @@ extension Domain {
         // replaced destination must not land after the move.
         log.debug("rename \(source) -> \(destination) replacing=\(existing != nil)")
         try await flushUploads(under: source)
-        if existing != nil { try? await flushUploads(under: destination) }
+        if let existing {
+            try? await flushUploads(under: destination)
+            if existing.kind == .file { try await keepContentForOpenHandles(existing) }
+        }
         var moved = try await w.move(item, to: destination, replacing: existing != nil)
         moved.kind = item.kind
+        // The replaced file lives on only in its open descriptors (see adoptOrphan).
+        if let existing, existing.kind == .file { content.remove(destination) }
         do { try store.move(source, to: destination) } catch { throw self.error(.localIO, source, "cannot record the rename: \(error)") }
         content.move(source, to: destination)
         lock.withLock {

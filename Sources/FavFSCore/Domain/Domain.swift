@@ -30,6 +30,9 @@ public final class Domain: @unchecked Sendable {
     var dirty: [ItemIdentifier: DirtyState] = [:]
     /// The content version each item had when last opened: same version, keep the page cache.
     var openedVersions: [ItemIdentifier: String] = [:]
+    /// Deleted or replaced files that are still open, under the name their inode now has
+    /// (`adoptOrphan`): they keep working through their descriptors until the last close.
+    var orphans: [ItemIdentifier: Orphan] = [:]
     private var quotaCache: (at: Double, quota: Quota?)?
     /// The last error that said the remote could not be reached, with when (for status).
     var lastNetworkError: String?
@@ -93,6 +96,11 @@ public final class Domain: @unchecked Sendable {
     /// `cachedItem` with the lock held.
     func cachedItemLocked(_ id: ItemIdentifier) -> Item? {
         if id.isRoot { return rootItem }
+        if let orphan = orphans[id] {
+            var item = orphan.item
+            item.size = orphan.entry.withLock { orphan.entry.size }
+            return item
+        }
         guard let parent = id.parent else { return nil }
         return loadedState(parent)?[id.name]
     }
@@ -284,6 +292,7 @@ public final class Domain: @unchecked Sendable {
     public func closeFile(_ handle: UInt64) {
         guard let f = lock.withLock({ handles.removeValue(forKey: handle) }) else { return }
         if f.writable { finishWriting(f) }
+        dropOrphan(ifLastHandleOf: f.entry)
         content.release(f.entry, asHandle: true)
         // --cache-size holds once a file is closed (an open file is never evicted), not only
         // at the next download.
