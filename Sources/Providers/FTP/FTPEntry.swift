@@ -44,10 +44,11 @@ struct FTPEntry: Sendable, Equatable {
         case .folder:
             return Item(identifier: identifier, kind: .folder, size: 0, modified: modified, permissions: permissions)
         case .file:
-            return Item(identifier: identifier, kind: .file, size: size ?? 0, modified: modified, version: version,
+            // A negative size from the server (a broken LIST or MLSD line) shows as 0.
+            return Item(identifier: identifier, kind: .file, size: max(0, size ?? 0), modified: modified, version: version,
                         permissions: permissions)
         case .symlink(let target):
-            return Item(identifier: identifier, kind: .symlink, size: size ?? Int64(target?.utf8.count ?? 0), modified: modified,
+            return Item(identifier: identifier, kind: .symlink, size: max(0, size ?? Int64(target?.utf8.count ?? 0)), modified: modified,
                         permissions: permissions, symlinkTarget: target)
         }
     }
@@ -57,17 +58,7 @@ struct FTPEntry: Sendable, Equatable {
 enum FTPTime {
     /// Seconds since 1970 for a UTC date and time; nil for an impossible date.
     static func seconds(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) -> Double? {
-        guard (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute),
-              (0...60).contains(second) else { return nil }
-        // Days from civil (Howard Hinnant's algorithm): exact for any Gregorian date.
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146097 + doe - 719468
-        return Double(days * 86400 + hour * 3600 + minute * 60 + second)
+        CivilDate.seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
     }
 
     /// `YYYYMMDDHHMMSS[.sss]` (MLSD `modify=`, MFMT, MDTM) → seconds since 1970.

@@ -37,8 +37,8 @@ enum NginxColumns {
               let hour = number(time[0..<2]), let minute = number(time[3..<5]),
               let month = months.firstIndex(where: { $0.elementsEqual(date[3..<6]) }),
               (1...31).contains(day), hour < 24, minute < 60 else { return nil }
-        let modified = Double(daysFromCivil(year: Int(year), month: month + 1, day: Int(day)) * 86_400
-                              + Int(hour) * 3600 + Int(minute) * 60)
+        guard let modified = CivilDate.seconds(year: Int(year), month: month + 1, day: Int(day),
+                                               hour: Int(hour), minute: Int(minute)) else { return nil }
         return Columns(size: number(fields[2]), modified: modified)
     }
 
@@ -53,13 +53,4 @@ enum NginxColumns {
         return value
     }
 
-    /// Days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's algorithm).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
 }

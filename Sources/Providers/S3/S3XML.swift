@@ -32,6 +32,7 @@ enum S3XML {
 
     /// A ListBucketResult (ListObjectsV2).
     static func parseList(_ data: Data) throws -> S3ListPage {
+        guard UTF8Check.isValid(data) else { throw ParseError(description: "the body is not valid UTF-8") }
         let delegate = ListDelegate()
         let parser = XMLParser(data: data)
         parser.delegate = delegate
@@ -65,6 +66,7 @@ enum S3XML {
     /// the root's name: enough for `<Error>`, `InitiateMultipartUploadResult`,
     /// `CompleteMultipartUploadResult` and `CopyObjectResult`.
     static func parseFlat(_ data: Data) -> (root: String, fields: [String: String])? {
+        guard UTF8Check.isValid(data) else { return nil }
         let delegate = FlatDelegate()
         let parser = XMLParser(data: data)
         parser.delegate = delegate
@@ -163,21 +165,10 @@ enum S3Time {
               let year = num(0, 4), let month = num(5, 2), let day = num(8, 2),
               let hour = num(11, 2), let minute = num(14, 2), let second = num(17, 2),
               (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60 else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
-        return Double(days * 86_400 + hour * 3600 + minute * 60 + second)
+        return CivilDate.seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
     }
 
     /// An HTTP date (`Last-Modified`) → seconds since 1970.
     static func parseHTTP(_ s: String) -> Double? { HTTPDate.parse(s) }
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
 }

@@ -21,10 +21,8 @@ enum HTTPDate {
         default:
             return nil
         }
-        guard let day, let month, let year, let time, (1...31).contains(day),
-              (0...23).contains(time.0), (0...59).contains(time.1), (0...60).contains(time.2) else { return nil }
-        let days = daysFromCivil(year: year, month: month + 1, day: day)
-        return Double(days * 86_400 + time.0 * 3600 + time.1 * 60 + time.2)
+        guard let day, let month, let year, let time else { return nil }
+        return CivilDate.seconds(year: year, month: month + 1, day: day, hour: time.0, minute: time.1, second: time.2)
     }
 
     private static func monthIndex(_ s: String) -> Int? { months.firstIndex(of: s.lowercased()) }
@@ -34,13 +32,4 @@ enum HTTPDate {
         return p.count == 3 ? (p[0], p[1], p[2]) : nil
     }
 
-    /// Days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's algorithm).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
 }

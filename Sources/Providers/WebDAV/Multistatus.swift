@@ -25,6 +25,7 @@ struct MultistatusError: Error, Sendable, CustomStringConvertible {
 /// prefix or as the default namespace; elements of other namespaces are ignored.
 enum Multistatus {
     static func parse(_ data: Data) throws(MultistatusError) -> [DAVResource] {
+        guard UTF8Check.isValid(data) else { throw MultistatusError(description: "the body is not valid UTF-8") }
         var resources: [DAVResource] = []
         // A stream, not XMLParser(data:): that pushes the whole body to libxml2 as one chunk,
         // and a 40 MB listing (100,000 entries) trips its huge-input limit.
@@ -32,7 +33,7 @@ enum Multistatus {
         return resources
     }
 
-    /// Parses a body as it is read from `stream`, handing each response to `each` as soon as it
+    /// Parses a body (checked to be valid UTF-8 first: see `UTF8Check`) as it is read from `stream`, handing each response to `each` as soon as it
     /// ends: a 100,000-entry listing never exists whole in memory, neither as text nor as resources.
     static func parse(_ stream: InputStream, each: (DAVResource) -> Void) throws(MultistatusError) {
         try withoutActuallyEscaping(each) { (each) throws(MultistatusError) in try parse(stream, delegate: MultistatusDelegate(each: each)) }

@@ -172,6 +172,10 @@ public final class WebDAVProvider: Provider {
         }
         let errors = self.errors
         return try await BlockingWork.run {
+            guard UTF8Check.isValidFile(spool.fd) else {
+                throw errors.invalid("unreadable 207 multistatus: the body is not valid UTF-8", method: "PROPFIND",
+                                     path: identifier.rawValue, status: 207)
+            }
             let stream = try spool.inputStream()
             return try consume { each in
                 do {

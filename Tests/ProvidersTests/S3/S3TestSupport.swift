@@ -71,7 +71,7 @@ final class S3Fixture {
     /// An empty sink file; `contents` reads it back.
     func sink() throws -> (ContentSink, () -> Data) {
         let path = NSTemporaryDirectory() + "favfs-s3sink-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         tempPaths.append(path)
         let fd = open(path, O_RDWR)
         guard fd >= 0 else { throw ShellError("open \(path) failed") }

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""A WebDAV server that lies, for favfs's fault tests: it answers PROPFIND on / with entries no
+sane server sends (absurd sizes and dates, duplicate names, hrefs outside the folder, names with
+'/' or NUL once decoded, names over 255 bytes) and serves a GET shorter than its Content-Length.
+
+usage: hostile_dav.py PORT
+"""
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+GOOD = b"good content\n"
+LONG_NAME = "n" * 300
+
+ENTRIES = [
+    # (href, size text, date text, is folder)
+    ("/huge.bin", "9223372036854775807", "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    ("/negative.bin", "-5", "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    ("/nonnumeric.bin", "lots", "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    ("/future.txt", "13", "Fri, 01 Jan 99999 00:00:00 GMT", False),
+    ("/baddate.txt", "13", "yesterday-ish", False),
+    ("/dup.txt", "13", "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    ("/dup.txt", "99", "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    ("/../escape.txt", "13", "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    ("/other/elsewhere.txt", "13", "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    ("/a%2Fb.txt", "13", "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    ("/nul%00.txt", "13", "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    ("/" + LONG_NAME, "13", "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    ("/short.bin", "100000", "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    ("/good.txt", str(len(GOOD)), "Mon, 23 Nov 2026 10:00:00 GMT", False),
+]
+
+
+def response(href, size, date, folder):
+    kind = "<D:resourcetype><D:collection/></D:resourcetype>" if folder else "<D:resourcetype/>"
+    return (f"<D:response><D:href>{href}</D:href><D:propstat><D:prop>{kind}"
+            f"<D:getcontentlength>{size}</D:getcontentlength><D:getlastmodified>{date}</D:getlastmodified>"
+            f"<D:getetag>\"{abs(hash(href)) % 100000}\"</D:getetag></D:prop>"
+            f"<D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>")
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_OPTIONS(self):
+        self.send_response(200)
+        self.send_header("DAV", "1")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_PROPFIND(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        if self.path != "/":
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = ['<?xml version="1.0" encoding="utf-8"?><D:multistatus xmlns:D="DAV:">',
+                response("/", "0", "Mon, 23 Nov 2026 10:00:00 GMT", True)]
+        if self.headers.get("Depth") != "0":
+            body += [response(*e) for e in ENTRIES]
+        body.append("</D:multistatus>")
+        data = "".join(body).encode()
+        self.send_response(207)
+        self.send_header("Content-Type", "application/xml; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/good.txt":
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(GOOD)))
+            self.end_headers()
+            self.wfile.write(GOOD)
+            return
+        if self.path == "/short.bin":
+            # Promises 100,000 bytes, sends 1,000, closes the connection.
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(b"x" * 1000)
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+
+if __name__ == "__main__":
+    ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
