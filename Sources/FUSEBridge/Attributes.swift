@@ -19,11 +19,12 @@ struct Attributes: Sendable {
         st.st_nlink = 1
         st.st_uid = uid
         st.st_gid = gid
-        st.st_size = off_t(item.kind == .symlink ? Int64(item.symlinkTarget?.utf8.count ?? 0) : item.size)
+        // Sizes and times come from servers: never trust them to fit (2^63-1 + 511 traps).
+        st.st_size = off_t(max(0, item.kind == .symlink ? Int64(item.symlinkTarget?.utf8.count ?? 0) : item.size))
         st.st_blksize = 128 * 1024
-        st.st_blocks = blkcnt_t((st.st_size + 511) / 512)
-        let m = item.modified ?? 0
-        let ts = timespec(tv_sec: time_t(m.rounded(.down)), tv_nsec: Int((m - m.rounded(.down)) * 1e9))
+        st.st_blocks = blkcnt_t(st.st_size / 512 + (st.st_size % 512 == 0 ? 0 : 1))
+        let t = item.modifiedTime ?? Timestamp(seconds: 0)
+        let ts = timespec(tv_sec: time_t(t.seconds), tv_nsec: Int(t.nanoseconds))
         st.st_mtim = ts
         st.st_atim = ts
         st.st_ctim = ts

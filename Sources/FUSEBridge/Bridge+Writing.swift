@@ -52,8 +52,10 @@ extension Bridge {
                     _ = try await domain.setSize(id, Int64(attr.st_size), handle: fh)
                 }
                 if favfs_set_attr_mtime(toSet) != 0 || favfs_set_attr_mtime_now(toSet) != 0 {
-                    let t = favfs_set_attr_mtime_now(toSet) != 0 ? Date().timeIntervalSince1970
-                        : Double(attr.st_mtim.tv_sec) + Double(attr.st_mtim.tv_nsec) / 1e9
+                    var now = timespec()
+                    clock_gettime(CLOCK_REALTIME, &now)
+                    let ts = favfs_set_attr_mtime_now(toSet) != 0 ? now : attr.st_mtim
+                    let t = Timestamp(seconds: Int64(ts.tv_sec), nanoseconds: Int32(ts.tv_nsec))
                     _ = try await domain.setModified(id, t)
                 }
                 if (favfs_set_attr_mode(toSet) != 0 || favfs_set_attr_owner(toSet) != 0) && !domain.isWritable {

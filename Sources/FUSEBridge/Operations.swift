@@ -10,6 +10,16 @@ private func bridge(_ req: fuse_req_t?) -> Bridge {
 
 private func name(_ p: UnsafePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "" }
 
+/// Names longer than NAME_MAX (255 bytes, what statfs reports) are refused with ENAMETOOLONG
+/// before any work: the kernel lets FUSE names up to 1024 bytes through.
+private func tooLong(_ req: fuse_req_t?, _ names: UnsafePointer<CChar>?...) -> Bool {
+    for n in names where n != nil && strlen(n!) > 255 {
+        fuse_reply_err(req, ENAMETOOLONG)
+        return true
+    }
+    return false
+}
+
 /// Builds the low-level operations table. Nonisolated and outside main.swift: top-level code
 /// is MainActor-bound and would deadlock the loop. On a read-only mount the kernel answers
 /// writes with EROFS itself (mount option ro) and the Domain refuses the rest.
@@ -19,7 +29,7 @@ func makeOperations() -> fuse_lowlevel_ops {
         let b = Unmanaged<Bridge>.fromOpaque(userdata!).takeUnretainedValue()
         favfs_conn_configure(conn, b.options.maxReadahead, b.options.maxBackground, b.options.maxRead)
     }
-    ops.lookup = { req, parent, n in bridge(req).lookup(Request(raw: req!), UInt64(parent), name(n)) }
+    ops.lookup = { req, parent, n in if tooLong(req, n) { return }; bridge(req).lookup(Request(raw: req!), UInt64(parent), name(n)) }
     ops.forget = { req, ino, nlookup in
         bridge(req).forget(UInt64(ino), nlookup)
         fuse_reply_none(req)
@@ -49,7 +59,7 @@ func makeOperations() -> fuse_lowlevel_ops {
     // No xattr handlers: libfuse answers ENOSYS once and the kernel stops asking, which saves
     // `ls -l` two round trips per file (ACL and SELinux probes). Status is `favfs status`.
 
-    ops.create = { req, parent, n, _, fi in bridge(req).create(Request(raw: req!), UInt64(parent), name(n), fi!.pointee) }
+    ops.create = { req, parent, n, _, fi in if tooLong(req, n) { return }; bridge(req).create(Request(raw: req!), UInt64(parent), name(n), fi!.pointee) }
     ops.write = { req, _, buf, size, off, fi in
         bridge(req).write(Request(raw: req!), UnsafeRawBufferPointer(start: buf, count: size), Int64(off), fi!.pointee.fh)
     }
@@ -57,11 +67,12 @@ func makeOperations() -> fuse_lowlevel_ops {
     ops.setattr = { req, ino, attr, toSet, fi in
         bridge(req).setattr(Request(raw: req!), UInt64(ino), attr!.pointee, toSet, fi.map { $0.pointee.fh })
     }
-    ops.mkdir = { req, parent, n, _ in bridge(req).mkdir(Request(raw: req!), UInt64(parent), name(n)) }
-    ops.symlink = { req, target, parent, n in bridge(req).symlink(Request(raw: req!), name(target), UInt64(parent), name(n)) }
-    ops.unlink = { req, parent, n in bridge(req).unlink(Request(raw: req!), UInt64(parent), name(n), folder: false) }
-    ops.rmdir = { req, parent, n in bridge(req).unlink(Request(raw: req!), UInt64(parent), name(n), folder: true) }
+    ops.mkdir = { req, parent, n, _ in if tooLong(req, n) { return }; bridge(req).mkdir(Request(raw: req!), UInt64(parent), name(n)) }
+    ops.symlink = { req, target, parent, n in if tooLong(req, n) { return }; bridge(req).symlink(Request(raw: req!), name(target), UInt64(parent), name(n)) }
+    ops.unlink = { req, parent, n in if tooLong(req, n) { return }; bridge(req).unlink(Request(raw: req!), UInt64(parent), name(n), folder: false) }
+    ops.rmdir = { req, parent, n in if tooLong(req, n) { return }; bridge(req).unlink(Request(raw: req!), UInt64(parent), name(n), folder: true) }
     ops.rename = { req, parent, n, newParent, newName, flags in
+        if tooLong(req, n, newName) { return }
         bridge(req).rename(Request(raw: req!), UInt64(parent), name(n), UInt64(newParent), name(newName), flags)
     }
     // No remote has these: the right errno, never a silent no-op.

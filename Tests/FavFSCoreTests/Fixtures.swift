@@ -99,6 +99,6 @@ extension RecordingProvider: WritableProvider {
     func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item {
         try await w.move(item, to: destination, replacing: replacing)
     }
-    func setModified(_ id: ItemIdentifier, to seconds: Double) async throws -> Item { try await w.setModified(id, to: seconds) }
+    func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item { try await w.setModified(id, to: time) }
     func createSymlink(_ id: ItemIdentifier, target: String) async throws -> Item { try await w.createSymlink(id, target: target) }
 }

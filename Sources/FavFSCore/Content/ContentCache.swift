@@ -35,7 +35,9 @@ public final class ContentCache: @unchecked Sendable {
     private func path(_ file: String) -> String { directory.appendingPathComponent(file).path }
 
     private func localError(_ what: String, _ id: ItemIdentifier, _ err: Int32 = errno) -> ProviderError {
-        ProviderError(err == ENOSPC ? .noSpace : .localIO, path: id.rawValue,
+        // Past what the cache disk's file system holds (ext4: 16 TiB): the file is too large.
+        ProviderError(err == ENOSPC ? .noSpace : err == EFBIG ? .tooLarge : .localIO,
+                      path: id.rawValue,
                       detail: "\(what) in cache \(directory.path): \(String(cString: strerror(err)))")
     }
 

@@ -8,7 +8,7 @@ struct DirtyState: Sendable {
     /// The last permanent failure (denied, no space...): uploads stop until the next change.
     var failure: ProviderError?
     /// A modification time set while dirty, applied once the upload is confirmed.
-    var pendingModified: Double?
+    var pendingModified: Timestamp?
     var waiters: [CheckedContinuation<Void, Error>] = []
 
     init(journal: PlaceholderStore.JournalEntry) { self.journal = journal }

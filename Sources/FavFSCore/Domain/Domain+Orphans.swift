@@ -44,10 +44,10 @@ extension Domain {
     }
 
     /// utimensat on an orphan: kept with it, nothing is sent.
-    func setOrphanModified(_ id: ItemIdentifier, _ seconds: Double) -> Item? {
+    func setOrphanModified(_ id: ItemIdentifier, _ time: Timestamp) -> Item? {
         lock.withLock {
             guard orphans[id] != nil else { return nil }
-            orphans[id]!.item.modified = seconds
+            orphans[id]!.item.modifiedTime = time
             return orphans[id]!.item
         }
     }

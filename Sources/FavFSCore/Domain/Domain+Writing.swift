@@ -38,6 +38,18 @@ extension Domain {
         }
     }
 
+    /// A folder's mtime (and so ctime) moves when an entry is created, removed or renamed in
+    /// it, as POSIX says and file managers expect; kept in memory until the next listing of
+    /// its parent brings the server's.
+    func folderChanged(_ folder: ItemIdentifier) {
+        let now = Timestamp(Self.now)
+        lock.withLock {
+            if folder.isRoot { rootItem.modifiedTime = now; return }
+            guard let parent = folder.parent else { return }
+            folders[parent]?[folder.name]?.modifiedTime = now
+        }
+    }
+
     /// Makes an item dirty: the journal row is written before the change is acknowledged. The
     /// base version is the placeholder's, read under the same lock as the dirty check: an upload
     /// committing in between would otherwise leave the new change based on the old version.
@@ -78,6 +90,7 @@ extension Domain {
         let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: true)
         content.persist(entry)
         let h = addHandle(OpenFile(item: item, entry: entry, writable: true))
+        folderChanged(parent)
         return (item, h)
     }
 
@@ -157,18 +170,18 @@ extension Domain {
 
     /// Sets a file's modification time where the remote keeps it; elsewhere it is kept in the
     /// placeholder until the next listing (see README).
-    public func setModified(_ id: ItemIdentifier, _ seconds: Double) async throws -> Item {
+    public func setModified(_ id: ItemIdentifier, _ time: Timestamp) async throws -> Item {
         let w = try writer(id)
-        if let orphan = setOrphanModified(id, seconds) { return orphan }
+        if let orphan = setOrphanModified(id, time) { return orphan }
         guard var item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
-        item.modified = seconds
+        item.modifiedTime = time
         let deferred = lock.withLock { () -> Bool in
             guard dirty[id] != nil else { return false }
-            dirty[id]!.pendingModified = seconds
+            dirty[id]!.pendingModified = time
             return true
         }
         if !deferred {
-            do { item = try await w.setModified(id, to: seconds) }
+            do { item = try await w.setModified(id, to: time) }
             catch let e as ProviderError where e.kind == .notSupported { /* kept locally */ }
         }
         setPlaceholder(item, persist: !deferred)
@@ -211,6 +224,7 @@ extension Domain {
         try? store.replaceChildren(of: item, with: [], listedAt: Self.now)
         setPlaceholder(item, persist: false)
         lock.withLock { folders[id] = FolderState(folder: id, items: [], listedAt: Self.now) }
+        folderChanged(parent)
         return item
     }
 
@@ -220,6 +234,7 @@ extension Domain {
         if try await folderState(parent)[name] != nil { throw error(.exists, id, "already exists") }
         let item = try await w.createSymlink(id, target: target)
         setPlaceholder(item)
+        folderChanged(parent)
         return item
     }
 
@@ -247,6 +262,7 @@ extension Domain {
         try? store.deleteJournal(id)
         content.remove(id)
         forgetSubtree(id)
+        folderChanged(parent)
         for waiter in state?.waiters ?? [] { waiter.resume() }
     }
 
@@ -263,6 +279,7 @@ extension Domain {
         do { try await w.delete(item) }
         catch let e as ProviderError where e.kind == .notFound { }
         forgetSubtree(id)
+        folderChanged(parent)
     }
 
     /// Renames or moves an item, replacing a destination file (or empty folder) unless
@@ -312,6 +329,8 @@ extension Domain {
             }
         }
         setPlaceholder(moved)
+        folderChanged(parent)
+        if newParent != parent { folderChanged(newParent) }
         return (source, destination)
     }
 

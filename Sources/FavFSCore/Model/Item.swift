@@ -11,8 +11,13 @@ public struct Item: Sendable, Equatable {
     public var kind: ItemKind
     /// Content length in bytes (0 for folders).
     public var size: Int64
-    /// Last modification, seconds since 1970; nil when the remote does not say.
-    public var modified: Double?
+    /// Last modification, to the nanosecond where the remote keeps that; nil when it does not say.
+    public var modifiedTime: Timestamp?
+    /// `modifiedTime` as seconds since 1970 (a `Double`: microseconds at best).
+    public var modified: Double? {
+        get { modifiedTime?.timeInterval }
+        set { modifiedTime = newValue.map { Timestamp($0) } }
+    }
     /// The remote's version of the content (an ETag, verbatim); nil when the remote has none.
     /// Content cached for one version is never served for another.
     public var version: String?
@@ -22,11 +27,12 @@ public struct Item: Sendable, Equatable {
     public var symlinkTarget: String?
 
     public init(identifier: ItemIdentifier, kind: ItemKind, size: Int64 = 0, modified: Double? = nil,
+                modifiedTime: Timestamp? = nil,
                 version: String? = nil, permissions: UInt16? = nil, symlinkTarget: String? = nil) {
         self.identifier = identifier
         self.kind = kind
         self.size = size
-        self.modified = modified
+        self.modifiedTime = modifiedTime ?? modified.map { Timestamp($0) }
         self.version = version
         self.permissions = permissions
         self.symlinkTarget = symlinkTarget

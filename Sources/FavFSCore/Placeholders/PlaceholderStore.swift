@@ -62,6 +62,11 @@ public final class PlaceholderStore: Sendable {
                 );
                 """)
         }
+        m.registerMigration("v3-nanoseconds") { db in
+            // modified keeps whole seconds from now on, modifiedNanos the rest: a REAL holds a
+            // 2020 time to about 240 ns, and utimensat's nanoseconds must read back as set.
+            try db.execute(sql: "ALTER TABLE item ADD COLUMN modifiedNanos INTEGER")
+        }
         return m
     }
 
@@ -77,9 +82,17 @@ public final class PlaceholderStore: Sendable {
     private static func item(from row: Row) -> Item {
         Item(identifier: ItemIdentifier(row["id"]),
              kind: ItemKind(rawValue: row["kind"]) ?? .file,
-             size: row["size"], modified: row["modified"], version: row["version"],
+             size: row["size"], modifiedTime: timestamp(row), version: row["version"],
              permissions: (row["permissions"] as Int?).map { UInt16(truncatingIfNeeded: $0) },
              symlinkTarget: row["symlinkTarget"])
+    }
+
+    /// The modification time of a row: whole seconds plus nanoseconds, or (rows written before
+    /// v3) seconds as a REAL.
+    private static func timestamp(_ row: Row) -> Timestamp? {
+        guard let seconds = row["modified"] as Double? else { return nil }
+        guard let nanos = row["modifiedNanos"] as Int64? else { return Timestamp(seconds) }
+        return Timestamp(seconds: Int64(seconds), nanoseconds: Int32(truncatingIfNeeded: nanos))
     }
 
     /// One placeholder and, for a folder, when it was last enumerated.
@@ -121,14 +134,16 @@ public final class PlaceholderStore: Sendable {
     private static func upsert(_ item: Item, _ db: Database) throws {
         // Cached: a listing upserts thousands of rows in one transaction.
         let statement = try db.cachedStatement(sql: """
-            INSERT INTO item (id, parent, kind, size, modified, version, permissions, symlinkTarget, listedAt)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
+            INSERT INTO item (id, parent, kind, size, modified, modifiedNanos, version, permissions, symlinkTarget, listedAt)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
             ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, size = excluded.size, modified = excluded.modified,
+                modifiedNanos = excluded.modifiedNanos,
                 version = excluded.version, permissions = excluded.permissions, symlinkTarget = excluded.symlinkTarget,
                 listedAt = CASE WHEN item.kind = excluded.kind THEN item.listedAt ELSE NULL END
             """)
         try statement.execute(arguments: [item.identifier.rawValue, item.parent?.rawValue, item.kind.rawValue, item.size,
-                                          item.modified, item.version, item.permissions.map { Int($0) }, item.symlinkTarget])
+                                          item.modifiedTime.map { Double($0.seconds) }, item.modifiedTime.map { Int64($0.nanoseconds) },
+                                          item.version, item.permissions.map { Int($0) }, item.symlinkTarget])
     }
 
     /// Replaces a folder's children with a fresh enumeration in one transaction: items gone from

@@ -27,14 +27,15 @@ public protocol WritableProvider: Provider {
     func delete(_ item: Item) async throws
     /// Moves an item; `replacing` allows an existing destination file to be overwritten.
     func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item
-    /// Sets a file's modification time, where the remote keeps one it is told.
-    func setModified(_ id: ItemIdentifier, to seconds: Double) async throws -> Item
+    /// Sets a file's modification time, where the remote keeps one it is told (truncated to
+    /// what the protocol keeps).
+    func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item
     /// Creates a symbolic link.
     func createSymlink(_ id: ItemIdentifier, target: String) async throws -> Item
 }
 
 extension WritableProvider {
-    public func setModified(_ id: ItemIdentifier, to seconds: Double) async throws -> Item {
+    public func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item {
         throw ProviderError(.notSupported, remote: remoteDescription, path: id.rawValue, detail: "this remote does not keep modification times it is given")
     }
     public func createSymlink(_ id: ItemIdentifier, target: String) async throws -> Item {

@@ -164,7 +164,8 @@ extension FTPProvider: WritableProvider {
     // MARK: times
 
     /// MFMT (where FEAT lists it): the modification time, in whole seconds UTC.
-    public func setModified(_ id: ItemIdentifier, to seconds: Double) async throws -> Item {
+    public func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item {
+        let seconds = Double(time.seconds)
         try requireSendable(id)
         guard try await features().setModified else {
             throw ProviderError(.notSupported, remote: remoteDescription, path: id.rawValue,

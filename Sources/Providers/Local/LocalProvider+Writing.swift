@@ -91,9 +91,8 @@ extension LocalProvider: WritableProvider {
         return try await self.item(for: destination)
     }
 
-    public func setModified(_ id: ItemIdentifier, to seconds: Double) async throws -> Item {
-        let whole = seconds.rounded(.down)
-        let ts = timespec(tv_sec: time_t(whole), tv_nsec: Int((seconds - whole) * 1e9))
+    public func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item {
+        let ts = timespec(tv_sec: time_t(time.seconds), tv_nsec: Int(time.nanoseconds))
         let times = [ts, ts]
         guard utimensat(AT_FDCWD, path(id), times, AT_SYMLINK_NOFOLLOW) == 0 else { throw failure(id, "cannot set times") }
         return try await item(for: id)

@@ -42,7 +42,7 @@ public final class LocalProvider: Provider {
             if n >= 0 { target = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
         }
         return Item(identifier: id, kind: kind, size: kind == .file ? Int64(st.st_size) : 0,
-                    modified: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9,
+                    modifiedTime: Timestamp(seconds: Int64(st.st_mtim.tv_sec), nanoseconds: Int32(st.st_mtim.tv_nsec)),
                     version: kind == .file ? Self.version(st) : nil,
                     permissions: UInt16(st.st_mode & 0o7777), symlinkTarget: target)
     }

@@ -177,9 +177,9 @@ extension SFTPProvider: WritableProvider {
     }
 
     /// The `mtime` quote command (libcurl 7.73+): whole seconds, as SFTP v3 keeps them.
-    public func setModified(_ id: ItemIdentifier, to seconds: Double) async throws -> Item {
+    public func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item {
         statCache.forget(paths.serverPath(id))
-        try await perform(statURL(parentOf: id), [.quote([mtimeCommand(id, seconds: Int64(seconds.rounded(.down)))]), .noBody],
+        try await perform(statURL(parentOf: id), [.quote([mtimeCommand(id, seconds: time.seconds)]), .noBody],
                           operation: "set mtime", path: id.rawValue)
         // Kind and version as a listing reports them.
         return try await item(for: id)

@@ -157,7 +157,7 @@ struct WritingConformanceTests {
         }
         if t.server.traits.keepsModified {
             let when = 1_600_000_000.0
-            let item = try await w.setModified(Conformance.id(path), to: when)
+            let item = try await w.setModified(Conformance.id(path), to: Timestamp(when))
             #expect(abs((item.modified ?? 0) - when) <= (t.server.traits.modifiedPrecision ?? 1))
             let listed = try await w.enumerateAll(in: Conformance.id(area)).first { $0.name == item.name }
             #expect(listed?.version == item.version, "setModified returned a version the listing does not have")

@@ -1,0 +1,129 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// POSIX details programs rely on, through the binary under test on the local provider (which
+/// keeps nanoseconds) and on Apache mod_dav (which keeps whole seconds): ENAMETOOLONG, EFBIG,
+/// exact timestamps, and a folder's mtime moving when its entries change.
+final class PosixDetailsEndToEndTests: XCTestCase {
+    var mounts: [MountedFavFS] = []
+    var served: URL!
+
+    override func setUpWithError() throws {
+        try E2EGate.require(apache: false)
+        served = URL(fileURLWithPath: "/tmp/favfs-posix-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        for m in mounts { m.tearDown() }
+        if let served { try? FileManager.default.removeItem(at: served) }
+        super.tearDown()
+    }
+
+    private func mountLocal() throws -> MountedFavFS {
+        let m = try MountedFavFS(remote: "file://" + served.path)
+        mounts.append(m)
+        try m.mountOrThrow()
+        return m
+    }
+
+    private func errnoOf(_ body: () -> Int32) -> Int32 {
+        errno = 0
+        return body() < 0 ? errno : 0
+    }
+
+    func testNamesOver255BytesAreENAMETOOLONG() throws {
+        let m = try mountLocal()
+        let long = m.path + "/" + String(repeating: "x", count: 256)
+        XCTAssertEqual(errnoOf { open(long, O_CREAT | O_WRONLY, 0o644) }, ENAMETOOLONG, "create")
+        XCTAssertEqual(errnoOf { open(long, O_RDONLY) }, ENAMETOOLONG, "lookup")
+        XCTAssertEqual(errnoOf { mkdir(long, 0o755) }, ENAMETOOLONG, "mkdir")
+        XCTAssertEqual(errnoOf { unlink(long) }, ENAMETOOLONG, "unlink")
+        XCTAssertEqual(errnoOf { symlink("target", long) }, ENAMETOOLONG, "symlink")
+        XCTAssertTrue(FileManager.default.createFile(atPath: m.path + "/short", contents: Data("a".utf8)))
+        XCTAssertEqual(errnoOf { rename(m.path + "/short", long) }, ENAMETOOLONG, "rename")
+        // 255 bytes is a name.
+        let fits = m.path + "/" + String(repeating: "y", count: 255)
+        XCTAssertTrue(FileManager.default.createFile(atPath: fits, contents: Data("b".utf8)))
+        XCTAssertEqual(try m.unmount().status, 0)
+        XCTAssertEqual(FileManager.default.contents(atPath: served.path + "/" + String(repeating: "y", count: 255)), Data("b".utf8))
+    }
+
+    func testSizesPastWhatTheCacheDiskHoldsAreEFBIG() throws {
+        let m = try mountLocal()
+        let path = m.path + "/big"
+        let fd = open(path, O_CREAT | O_RDWR, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        XCTAssertEqual(errnoOf { ftruncate(fd, off_t(1) << 62) }, EFBIG, "ftruncate to 4 EiB")
+        XCTAssertEqual(errnoOf { Glibc.truncate(path, off_t(1) << 62) }, EFBIG, "truncate to 4 EiB")
+        let byte: [UInt8] = [1]
+        errno = 0
+        let n = byte.withUnsafeBytes { pwrite(fd, $0.baseAddress, 1, off_t(1) << 62) }
+        XCTAssertEqual(n, -1)
+        XCTAssertEqual(errno, EFBIG, "pwrite at 4 EiB")
+        XCTAssertTrue(m.isMounted)
+        var st = stat()
+        XCTAssertEqual(fstat(fd, &st), 0)
+        XCTAssertEqual(st.st_size, 0)
+    }
+
+    func testTimesKeepTheirNanosecondsOnTheLocalProvider() throws {
+        let m = try mountLocal()
+        let path = m.path + "/timed"
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("t".utf8)))
+        let set = timespec(tv_sec: 1_600_000_000, tv_nsec: 987_654_321)
+        XCTAssertEqual(utimensat(AT_FDCWD, path, [set, set], 0), 0, String(cString: strerror(errno)))
+        var st = stat()
+        XCTAssertEqual(stat(path, &st), 0)
+        XCTAssertEqual(st.st_mtim.tv_sec, 1_600_000_000)
+        XCTAssertEqual(st.st_mtim.tv_nsec, 987_654_321, "the mount")
+        XCTAssertEqual(stat(served.path + "/timed", &st), 0)
+        XCTAssertEqual(st.st_mtim.tv_nsec, 987_654_321, "the backing file")
+        // Kept by the placeholder database across a remount.
+        XCTAssertEqual(try m.unmount().status, 0)
+        try m.mountOrThrow()
+        XCTAssertEqual(stat(path, &st), 0)
+        XCTAssertEqual(st.st_mtim.tv_sec, 1_600_000_000)
+        XCTAssertEqual(st.st_mtim.tv_nsec, 987_654_321, "after a remount")
+    }
+
+    func testAFoldersMtimeMovesWhenItsEntriesChange() throws {
+        let m = try mountLocal()
+        let dir = m.path + "/dir"
+        XCTAssertEqual(mkdir(dir, 0o755), 0)
+        func mtime(_ p: String) -> Timespec {
+            var st = stat()
+            XCTAssertEqual(stat(p, &st), 0)
+            return Timespec(st.st_mtim)
+        }
+        var last = mtime(dir)
+        for (what, change) in [("create", { _ = FileManager.default.createFile(atPath: dir + "/f", contents: Data()) }),
+                               ("rename", { _ = rename(dir + "/f", dir + "/g") }),
+                               ("mkdir", { _ = mkdir(dir + "/sub", 0o755) }),
+                               ("rmdir", { _ = rmdir(dir + "/sub") }),
+                               ("unlink", { _ = unlink(dir + "/g") })] as [(String, () -> Void)] {
+            usleep(20_000)
+            change()
+            let now = mtime(dir)
+            XCTAssertGreaterThan(now, last, "\(what) in a folder moves its mtime")
+            last = now
+        }
+        var st = stat()
+        XCTAssertEqual(stat(m.path, &st), 0)
+        let rootBefore = Timespec(st.st_mtim)
+        usleep(20_000)
+        XCTAssertTrue(FileManager.default.createFile(atPath: m.path + "/top", contents: Data()))
+        XCTAssertEqual(stat(m.path, &st), 0)
+        XCTAssertGreaterThan(Timespec(st.st_mtim), rootBefore, "the root's mtime")
+    }
+}
+
+/// A comparable timespec for assertions.
+struct Timespec: Comparable, CustomStringConvertible {
+    let sec: Int, nsec: Int
+    init(_ t: timespec) { sec = t.tv_sec; nsec = t.tv_nsec }
+    static func < (a: Timespec, b: Timespec) -> Bool { (a.sec, a.nsec) < (b.sec, b.nsec) }
+    var description: String { "\(sec).\(nsec)" }
+}
