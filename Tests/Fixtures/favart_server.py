@@ -6,14 +6,21 @@ Serves one folder of the local disk, written to the spec and nothing more:
   GET    /media[?path=DIR]          -> 200 [{"name": "...", "size": N}, ...] sorted by name; only
                                        .jpg/.jpeg/.png files and folders (a folder's size is its
                                        os.stat size, e.g. 4096; no kind flag). Root: no path.
+                                       A missing folder is 500, as the real server answers.
   GET    /file?path=DIR&id=NAME     -> the bytes; Range (one range) gives 206 + Content-Range,
                                        an unsatisfiable one 416 + "Content-Range: bytes */SIZE";
                                        Last-Modified always.
   GET    /preview?path=DIR&id=NAME  -> a JPEG thumbnail 120 px wide (Pillow).
   POST   /media  (form path=DIR)    -> 201, mkdir -p.
   DELETE /media?path=PATH           -> 200, removes a file or a whole tree.
-  POST   /file?path=DIR&id=NAME     -> 201, raw body (Content-Length) of at most 25 MiB, else 413.
-  Errors: {"error": "..."} with 400 (bad request, path traversal), 404, 413, 500.
+  POST   /file?path=DIR&id=NAME     -> 201, raw body (Content-Length) of at most 25 MiB.
+  Errors: {"error": "..."} with 400 (bad request, path traversal), 404, 500.
+
+The quirks of the real server (naturaln0va/favart-api) that clients meet are reproduced: the
+extension filter is case-sensitive ('photo.JPG' is stored but never listed; a folder named
+'x.jpg' is listed like a file); a missing folder answers 500 to GET /media; an upload into a
+missing folder answers 400; an upload over 25 MiB answers 400 and leaves the existing file
+truncated to zero bytes.
 
 Query values are decoded like any form (urllib.parse.parse_qs): '+' is a space, so clients must
 percent-encode '+', '&' and '=' in names. Every request is logged to stderr, one line each, so
@@ -32,7 +39,7 @@ import tempfile
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")  # case-sensitive, as the real server compares them
 MAX_UPLOAD = 25 * 1024 * 1024
 PREVIEW_WIDTH = 120
 CHUNK = 256 * 1024
@@ -51,7 +58,7 @@ class APIError(Exception):
 
 
 def is_image_name(name):
-    return name.lower().endswith(IMAGE_EXTENSIONS)
+    return name.endswith(IMAGE_EXTENSIONS)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -149,7 +156,8 @@ class Handler(BaseHTTPRequestHandler):
     def list_media(self, params):
         folder = self.resolve(self.single(params, "path", required=False))
         if not os.path.isdir(folder):
-            raise APIError(404, "folder not found: %s" % (self.single(params, "path", required=False) or "/"))
+            # The real server fails reading the folder and answers 500, not 404.
+            raise APIError(500, "ENOENT: no such file or directory, scandir '%s'" % (self.single(params, "path", required=False) or "/"))
         entries = []
         with os.scandir(folder) as it:
             for entry in it:
@@ -299,13 +307,20 @@ class Handler(BaseHTTPRequestHandler):
     def put_file(self, params):
         folder, path = self.resolve_item(params)
         if not os.path.isdir(folder):
-            raise APIError(404, "folder not found: %s" % (self.single(params, "path", required=False) or "/"))
+            raise APIError(400, "upload failed: no such folder %s" % (self.single(params, "path", required=False) or "/"))
         if os.path.isdir(path):
             raise APIError(400, "a folder is in the way: %s" % self.single(params, "id"))
         content_type = (self.headers.get("Content-Type") or "").lower()
         if content_type.startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
             # The body is the file's bytes; a form would be stored as its encoding.
             raise APIError(400, "POST /file takes the raw bytes, not a form (%s)" % content_type)
+        declared = self.headers.get("Content-Length")
+        if declared is not None and declared.isdigit() and int(declared) > MAX_UPLOAD:
+            # The real server opens the target for writing before its size limit trips: the
+            # existing file is left empty, and the answer is 400.
+            if os.path.isfile(path):
+                open(path, "wb").close()
+            raise APIError(400, "File too large")
         length = self.read_body(MAX_UPLOAD)
         # Written beside the target and renamed over it: a reader never sees half a file.
         fd, temp = tempfile.mkstemp(prefix=".upload-", dir=folder)

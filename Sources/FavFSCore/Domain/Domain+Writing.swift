@@ -14,6 +14,12 @@ extension Domain {
 
     public var isWritable: Bool { !options.readOnly && provider is any WritableProvider }
 
+    /// Refuses a size the remote would not store (`maxFileSize`), before anything is written.
+    func checkFileSize(_ id: ItemIdentifier, _ size: Int64) throws {
+        guard let limit = (provider as? any WritableProvider)?.maxFileSize, size > limit else { return }
+        throw error(.tooLarge, id, "\(provider.remoteDescription) stores files of at most \(limit) bytes; this write would make it \(size)")
+    }
+
     // MARK: placeholders changed here
 
     /// Puts an item into its parent's listing (memory and store).
@@ -75,7 +81,7 @@ extension Domain {
     /// Creates a file (or opens an existing one truncated, unless `exclusive`).
     public func create(_ parent: ItemIdentifier, _ name: String, exclusive: Bool) async throws -> (item: Item, handle: UInt64) {
         let id = parent.child(name)
-        _ = try writer(id)
+        if let problem = try writer(id).storageProblem(id, kind: .file) { throw problem }
         if ItemIdentifier.validate(name: name) != nil { throw error(.invalidName, id, "not a valid file name") }
         let state = try await folderState(parent)
         if let existing = state[name] {
@@ -138,6 +144,7 @@ extension Domain {
         // Writes to a deleted file stay with the process that has it open (POSIX); they are
         // never uploaded.
         if deleted { return try content.write(f.entry, offset: offset, buffer) }
+        try checkFileSize(id, offset + Int64(buffer.count))
         // Based on the placeholder's version now, not the handle's: an upload may have
         // committed a newer version since this handle was opened.
         try markDirty(id)
@@ -155,6 +162,7 @@ extension Domain {
                 try content.setSize(f.entry, size)
                 return orphanItem(id) ?? f.item
             }
+            try checkFileSize(id, size)
             try markDirty(id)
             try content.setSize(f.entry, size)
             touch(id, size: size)

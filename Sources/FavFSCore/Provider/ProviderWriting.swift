@@ -19,6 +19,13 @@ public struct ContentSource: Sendable {
 /// The write side of a provider. Each call is one remote operation; a provider that cannot do
 /// one throws `.notSupported` (the defaults below), never pretends.
 public protocol WritableProvider: Provider {
+    /// The largest file the remote stores, if it has a limit: writes past it fail with `EFBIG`
+    /// at once, not in an upload after the program closed the file.
+    var maxFileSize: Int64? { get }
+    /// Why the remote could not keep an item of `kind` at `id` (a name it would never list),
+    /// or nil: asked before a file is created here, so no write is acknowledged that could
+    /// never be uploaded.
+    func storageProblem(_ id: ItemIdentifier, kind: ItemKind) -> ProviderError?
     /// Creates or replaces a file's content; returns the item as the remote now has it (new version).
     func upload(_ id: ItemIdentifier, from source: ContentSource, precondition: UploadPrecondition) async throws -> Item
     /// Creates one folder (its parent exists).
@@ -35,6 +42,8 @@ public protocol WritableProvider: Provider {
 }
 
 extension WritableProvider {
+    public var maxFileSize: Int64? { nil }
+    public func storageProblem(_ id: ItemIdentifier, kind: ItemKind) -> ProviderError? { nil }
     public func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item {
         throw ProviderError(.notSupported, remote: remoteDescription, path: id.rawValue, detail: "this remote does not keep modification times it is given")
     }

@@ -9,7 +9,8 @@ struct FavartEntry: Decodable, Sendable, Equatable {
 }
 
 /// Which names the API can hold as what. The listing carries no kind: only `.jpg`, `.jpeg` and
-/// `.png` files (any case) and folders are listed, so a name ending in one of those is a file
+/// `.png` files (lower case: the real server's filter is case-sensitive, so `photo.JPG` is stored
+/// but never listed) and folders are listed, so a name ending in one of those is a file
 /// and every other name is a folder. The corollaries are limits on writes: a file can only be
 /// stored under an image name (anything else would never be listed), and a folder cannot have
 /// one (it would be listed as a file).
@@ -17,11 +18,11 @@ enum FavartNames {
     static let imageExtensions = [".jpg", ".jpeg", ".png"]
 
     /// True for names the API lists as files (as the server decides it: the name ends in one
-    /// of the extensions, in any case — ".jpg" alone counts too).
+    /// of the extensions, case-sensitively — ".jpg" alone counts too).
     /// Compared on bytes, not Characters: "x.jpg" followed by a combining accent is one
     /// Character "ǵ" to Swift but ends in ".jpg" to the server.
     static func isImage(_ name: String) -> Bool {
-        let tail = name.utf8.suffix(5).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+        let tail = Array(name.utf8.suffix(5))
         return imageExtensions.contains { tail.reversed().starts(with: $0.utf8.reversed()) }
     }
 

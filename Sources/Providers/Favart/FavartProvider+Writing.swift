@@ -11,6 +11,23 @@ import Foundation
 ///   folders, and an interrupted one leaves two files or none;
 /// - `setModified` and `createSymlink` keep the protocol's defaults (`.notSupported`).
 extension FavartProvider: WritableProvider {
+    public var maxFileSize: Int64? { Self.maxUploadSize }
+
+    /// Files only under lower-case image names, folders never under one: anything else the
+    /// server stores but lists wrongly or not at all.
+    public func storageProblem(_ id: ItemIdentifier, kind: ItemKind) -> ProviderError? {
+        switch kind {
+        case .file where !FavartNames.isImage(id.name):
+            return ProviderError(.notSupported, remote: remoteDescription, path: id.rawValue,
+                                 detail: "the Favart API stores only .jpg/.jpeg/.png files, in lower case (its filter is case-sensitive): '\(id.name)' would never be listed")
+        case .folder where FavartNames.isImage(id.name):
+            return ProviderError(.notSupported, remote: remoteDescription, path: id.rawValue,
+                                 detail: "the Favart API lists names ending in .jpg/.jpeg/.png as files: a folder '\(id.name)' would look like a file")
+        default:
+            return nil
+        }
+    }
+
     // MARK: upload
 
     /// `POST /file?path=DIR&id=NAME` with the raw body streamed from the source fd.
@@ -21,10 +38,7 @@ extension FavartProvider: WritableProvider {
         guard let parent = id.parent else {
             throw ProviderError(.isAFolder, remote: remoteDescription, path: path, detail: "the root is a folder")
         }
-        guard FavartNames.isImage(id.name) else {
-            throw ProviderError(.notSupported, remote: remoteDescription, path: path,
-                                detail: "the Favart API stores only .jpg/.jpeg/.png files: '\(id.name)' would never be listed")
-        }
+        if let problem = storageProblem(id, kind: .file) { throw problem }
         guard source.length <= Self.maxUploadSize else {
             throw ProviderError(.tooLarge, remote: remoteDescription, path: path,
                                 detail: "the Favart API takes files of at most 25 MiB (\(Self.maxUploadSize) bytes); this one is \(source.length) bytes")
@@ -41,6 +55,11 @@ extension FavartProvider: WritableProvider {
         }
         pins.forget(path: path)
         guard (200..<300).contains(response.status) else {
+            // The real server answers 400 for an upload into a folder that does not exist.
+            if response.status == 400, let grandparent = parent.parent, await isMissing(parent, in: grandparent) {
+                throw ProviderError(.notFound, remote: remoteDescription, path: path, status: 400,
+                                    detail: "POST /file: the folder \(parent.rawValue) is not on the server any more")
+            }
             throw errors.status(response.status, request: "POST /file", path: path, body: response.body)
         }
         // Exactly what a listing will say: the size sent, its version, no mtime.
@@ -87,10 +106,7 @@ extension FavartProvider: WritableProvider {
         guard let parent = id.parent else {
             throw ProviderError(.exists, remote: remoteDescription, path: path, detail: "the root exists")
         }
-        guard !FavartNames.isImage(id.name) else {
-            throw ProviderError(.notSupported, remote: remoteDescription, path: path,
-                                detail: "the Favart API lists names ending in .jpg/.jpeg/.png as files: a folder '\(id.name)' would look like a file")
-        }
+        if let problem = storageProblem(id, kind: .folder) { throw problem }
         if try await entry(id, in: parent) != nil {
             throw ProviderError(.exists, remote: remoteDescription, path: path, status: 200,
                                 detail: "POST /media refused: '\(id.name)' is already there (GET /media)")

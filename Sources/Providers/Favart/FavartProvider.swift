@@ -27,7 +27,8 @@ public final class FavartProvider: Provider {
         }
     }
 
-    /// The API refuses larger uploads (413); favfs refuses them before sending a byte.
+    /// The API refuses larger uploads (400, leaving the existing file empty); favfs refuses
+    /// writes past it (EFBIG) and never sends such an upload.
     public static let maxUploadSize: Int64 = 25 * 1024 * 1024
 
     public let remoteDescription: String
@@ -86,12 +87,30 @@ public final class FavartProvider: Provider {
             throw errors.transport(error, request: "GET /media", path: folder.rawValue)
         }
         guard response.status == 200 else {
+            // The real server answers 500 for a folder that does not exist: its parent's listing
+            // tells that apart from a failing server.
+            if response.status == 500, let parent = folder.parent, await isMissing(folder, in: parent) {
+                throw ProviderError(.notFound, remote: remoteDescription, path: folder.rawValue, status: 500,
+                                    detail: "GET /media: there is no folder \(folder.rawValue) (the server answered 500, and its parent does not list it)")
+            }
             throw errors.status(response.status, request: "GET /media", path: folder.rawValue, body: response.body)
         }
         do {
             return try FavartListing.parse(response.body)
         } catch {
             throw errors.invalid("\(error)", request: "GET /media", path: folder.rawValue, status: 200)
+        }
+    }
+
+    /// Whether `folder` is absent from `parent` (or `parent` itself is absent); false when the
+    /// server cannot tell.
+    func isMissing(_ folder: ItemIdentifier, in parent: ItemIdentifier) async -> Bool {
+        do {
+            return !(try await list(parent)).contains { $0.name.utf8.elementsEqual(folder.name.utf8) }
+        } catch let error as ProviderError where error.kind == .notFound {
+            return true
+        } catch {
+            return false
         }
     }
 

@@ -35,10 +35,13 @@ final class FavartParsingTests: XCTestCase {
     // MARK: kinds and versions
 
     func testImageNamesAreFilesEverythingElseFolders() {
-        for file in ["a.jpg", "b.JPEG", "c.png", "d.Png", "x.y.jpg", "trailing dots....jpg", ".jpg", "ünï ☃.jpeg"] {
+        for file in ["a.jpg", "b.jpeg", "c.png", "x.y.jpg", "trailing dots....jpg", ".jpg", "ünï ☃.jpeg"] {
             XCTAssertTrue(FavartNames.isImage(file), file)
         }
-        for folder in ["sub", "photos.2020", "trailing dots...", "a.jpg.d", "jpg", "xjpg", "a.gif", "a.jpg ", "x.jpg\u{301}x", ""] {
+        // The real server's filter is case-sensitive: it never lists a file "b.JPEG", so a
+        // listed "b.JPEG" is a folder.
+        for folder in ["sub", "photos.2020", "trailing dots...", "a.jpg.d", "jpg", "xjpg", "a.gif", "a.jpg ", "x.jpg\u{301}x", "",
+                       "b.JPEG", "d.Png", "e.JPG"] {
             XCTAssertFalse(FavartNames.isImage(folder), folder)
         }
         // A combining accent after ".jpg" is one Character to Swift, but the name still ends in
