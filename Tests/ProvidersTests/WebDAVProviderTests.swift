@@ -171,6 +171,29 @@ final class WebDAVProviderTests: XCTestCase {
         XCTAssertEqual(error?.detail, "GET failed: 412 Precondition Failed")
     }
 
+    /// A file listed in its first second has a weak ETag, which If-Match cannot pin: the GET's
+    /// own ETag then tells a change apart, also one that keeps the size (the bytes of two
+    /// versions are never mixed).
+    func testUnpinnedReadOfAChangedFileGivesVersionChanged() async throws {
+        let id = ItemIdentifier("/a&b")
+        let current = try await provider.item(for: id)
+        let opaque = current.version.map { $0.hasPrefix("W/") ? String($0.dropFirst(2)) : $0 } ?? "\"x\""
+        // The same tag, weak: read unpinned, and the answer's ETag agrees.
+        var weak = current
+        weak.version = "W/" + opaque
+        let (_, fd) = try tempFile()
+        defer { close(fd) }
+        let got = try await provider.readContents(of: weak, range: 0..<weak.size, into: ContentSink(fd: fd))
+        XCTAssertEqual(got, 0..<weak.size)
+        // A weak tag of another version (same size): refused, not served.
+        var other = current
+        other.version = "W/\"\(weak.size)-0000000000000\""
+        let error = await expectError(.versionChanged) {
+            _ = try await self.provider.readContents(of: other, range: 0..<other.size, into: ContentSink(fd: fd))
+        }
+        XCTAssertTrue(error?.detail.contains("changed on the server") == true, error?.detail ?? "")
+    }
+
     func testMissingItemsAreNotFound() async throws {
         let error = await expectError(.notFound) { _ = try await self.provider.item(for: ItemIdentifier("/no such")) }
         XCTAssertEqual(error?.status, 404)

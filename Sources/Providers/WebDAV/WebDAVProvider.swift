@@ -122,6 +122,12 @@ public final class WebDAVProvider: Provider {
             throw errors.transport(error, method: "GET", path: path)
         }
         let response = result.response
+        // Unpinned (a weak ETag): the answer's own ETag tells whether these bytes are of the
+        // listed version; Apache sends the same tag, strong, once the file is a second old.
+        if !pinned, let version = item.version, let etag = response.headers["etag"], !WebDAVETag.weaklyEqual(etag, version) {
+            throw ProviderError(.versionChanged, remote: remoteDescription, path: path, status: response.status,
+                                detail: "GET: the file's ETag is \(etag) now, \(version) when it was listed; it changed on the server")
+        }
         if let written = try RangedGET.written(result, requested: range, invalid: { errors.invalid($0, method: "GET", path: path, status: 206) }) {
             return written
         }
