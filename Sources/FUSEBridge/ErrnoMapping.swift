@@ -18,6 +18,7 @@ public enum ErrnoMapping {
         case .notAFolder: return ENOTDIR
         case .isAFolder: return EISDIR
         case .invalidName: return EINVAL
+        case .nameTooLong: return ENAMETOOLONG
         case .cancelled: return EINTR
         case .unreachable, .timedOut, .invalidResponse, .serverError, .localIO: return EIO
         }

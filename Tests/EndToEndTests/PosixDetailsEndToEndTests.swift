@@ -127,3 +127,27 @@ struct Timespec: Comparable, CustomStringConvertible {
     static func < (a: Timespec, b: Timespec) -> Bool { (a.sec, a.nsec) < (b.sec, b.nsec) }
     var description: String { "\(sec).\(nsec)" }
 }
+
+extension PosixDetailsEndToEndTests {
+    /// A path that fits under the mount but not in the backing folder (its own path adds to
+    /// it): refused at create with ENAMETOOLONG, never acknowledged and then stranded.
+    func testAPathTooLongForTheRemoteIsRefusedAtCreate() throws {
+        let m = try mountLocal()
+        // Folders of 200-byte names until the backing path is near PATH_MAX (4096).
+        var dir = m.path, backing = served.path
+        let name = String(repeating: "d", count: 200)
+        while backing.utf8.count + 201 < 4095 {
+            dir += "/" + name
+            backing += "/" + name
+            XCTAssertEqual(mkdir(dir, 0o755), 0, "mkdir at \(backing.utf8.count) bytes: \(String(cString: strerror(errno)))")
+        }
+        let file = dir + "/" + String(repeating: "f", count: 200)
+        errno = 0
+        XCTAssertEqual(open(file, O_CREAT | O_WRONLY, 0o644), -1, "created a file whose backing path is \(backing.utf8.count + 201) bytes")
+        XCTAssertEqual(errno, ENAMETOOLONG)
+        XCTAssertEqual(mkdir(file, 0o755), -1)
+        XCTAssertEqual(errno, ENAMETOOLONG)
+        XCTAssertTrue(try m.unmount().succeeded)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: backing), [])
+    }
+}

@@ -24,13 +24,22 @@ extension Domain {
 
     /// Puts an item into its parent's listing (memory and store).
     func setPlaceholder(_ item: Item, persist: Bool = true) {
-        if persist { try? store.upsert(item) }
-        guard let parent = item.parent else { lock.withLock { rootItem = item }; return }
-        lock.withLock {
-            noteChange(item.identifier)
-            // In place: a copy of a 100,000-item listing per change would be 9 MB.
-            guard loadedState(parent) != nil else { return }
-            folders[parent]![item.name] = item
+        placeholderWrites.withLock {
+            if persist { try? store.upsert(item) }
+            guard let parent = item.parent else { lock.withLock { rootItem = item }; return }
+            lock.withLock {
+                noteChange(item.identifier)
+                // In place: a copy of a 100,000-item listing per change would be 9 MB.
+                guard loadedState(parent) != nil else { return }
+                folders[parent]![item.name] = item
+            }
+        }
+    }
+
+    /// Stores what memory holds for `id` (after local writes changed its size and mtime).
+    func persistPlaceholder(_ id: ItemIdentifier) {
+        placeholderWrites.withLock {
+            if let item = cachedItem(id) { try? store.upsert(item) }
         }
     }
 
@@ -201,7 +210,7 @@ extension Domain {
         let (id, deleted) = f.entry.withLock { (f.entry.id, f.entry.deleted || f.entry.stale) }
         if deleted { return }
         content.persist(f.entry)
-        if let item = cachedItem(id) { try? store.upsert(item) }
+        persistPlaceholder(id)
         let stillOpen = lock.withLock { handles.values.contains { $0.writable && $0.entry === f.entry } }
         if !stillOpen && isDirty(id) { scheduleUpload(id) }
     }
@@ -226,6 +235,7 @@ extension Domain {
         let id = parent.child(name)
         let w = try writer(id)
         if ItemIdentifier.validate(name: name) != nil { throw error(.invalidName, id, "not a valid folder name") }
+        if let problem = w.storageProblem(id, kind: .folder) { throw problem }
         if try await folderState(parent)[name] != nil { throw error(.exists, id, "already exists") }
         var item = try await w.createFolder(id)
         item.kind = .folder
@@ -239,6 +249,7 @@ extension Domain {
     public func makeSymlink(_ parent: ItemIdentifier, _ name: String, target: String) async throws -> Item {
         let id = parent.child(name)
         let w = try writer(id)
+        if let problem = w.storageProblem(id, kind: .symlink) { throw problem }
         if try await folderState(parent)[name] != nil { throw error(.exists, id, "already exists") }
         let item = try await w.createSymlink(id, target: target)
         setPlaceholder(item)
@@ -300,6 +311,7 @@ extension Domain {
         if ItemIdentifier.validate(name: newName) != nil { throw error(.invalidName, destination, "not a valid name") }
         let item = try await lookup(parent, name)
         if source == destination { return (source, destination) }
+        if let problem = w.storageProblem(destination, kind: item.kind) { throw problem }
         let existing = try await folderState(newParent)[newName]
         if let existing {
             if noReplace { throw error(.exists, destination, "already exists") }

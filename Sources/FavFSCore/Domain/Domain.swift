@@ -33,6 +33,10 @@ public final class Domain: @unchecked Sendable {
     /// Deleted or replaced files that are still open, under the name their inode now has
     /// (`adoptOrphan`): they keep working through their descriptors until the last close.
     var orphans: [ItemIdentifier: Orphan] = [:]
+    /// Serialises "write a placeholder to the store and to memory" against "persist what
+    /// memory says": without it a close persisting the memory's item could land after a newer
+    /// item was stored but before memory had it, and the store kept the older one.
+    let placeholderWrites = NSLock()
     private var quotaCache: (at: Double, quota: Quota?)?
     /// The last error that said the remote could not be reached, with when (for status).
     var lastNetworkError: String?

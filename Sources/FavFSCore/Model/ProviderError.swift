@@ -15,6 +15,7 @@ public struct ProviderError: Error, Sendable, CustomStringConvertible, Equatable
         case notAFolder        // ENOTDIR
         case isAFolder         // EISDIR
         case invalidName       // EINVAL
+        case nameTooLong       // ENAMETOOLONG: the path is longer than the remote can store
         case unreachable       // EIO: connect failed, DNS, TLS
         case timedOut          // EIO: connect or low-speed timeout
         case invalidResponse   // EIO: the server said something we cannot parse

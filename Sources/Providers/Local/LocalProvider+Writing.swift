@@ -4,6 +4,14 @@ import FavFSCore
 /// The local folder's write side, with the same semantics as a versioned remote: uploads are
 /// written to a temp file and moved into place, conditional on the version they were based on.
 extension LocalProvider: WritableProvider {
+    /// The backing folder's own limit: its path plus the item's must fit in PATH_MAX.
+    public func storageProblem(_ id: ItemIdentifier, kind: ItemKind) -> ProviderError? {
+        let length = path(id).utf8.count
+        guard length >= Int(PATH_MAX) else { return nil }
+        return ProviderError(.nameTooLong, remote: remoteDescription, path: id.rawValue,
+                             detail: "the path in the backing folder would be \(length) bytes; at most \(Int(PATH_MAX) - 1) fit")
+    }
+
     public func upload(_ id: ItemIdentifier, from source: ContentSource, precondition: UploadPrecondition) async throws -> Item {
         guard let parent = id.parent else { throw ProviderError(.isAFolder, remote: remoteDescription, path: "/", detail: "cannot upload to the root") }
         let temp = path(parent) + "/.favfs-upload-\(UUID().uuidString.prefix(12))"

@@ -20,6 +20,7 @@ struct WebDAVErrors: Sendable {
         case 412: kind = .versionChanged
         case 507: kind = .noSpace
         case 413: kind = .tooLarge
+        case 414: kind = .nameTooLong
         default: kind = .serverError
         }
         var detail = "\(method) failed: \(status) \(Self.reason(status))"

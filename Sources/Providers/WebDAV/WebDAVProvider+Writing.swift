@@ -7,6 +7,19 @@ import Foundation
 /// modification times it is given and has no symbolic links: `setModified` and `createSymlink`
 /// keep the protocol's defaults (`.notSupported`).
 extension WebDAVProvider: WritableProvider {
+    /// Apache refuses a request line over 8,190 bytes (`LimitRequestLine`, 414), and most
+    /// servers have a limit near it: a longer URL could never be uploaded.
+    public func storageProblem(_ id: ItemIdentifier, kind: ItemKind) -> ProviderError? {
+        let length = paths.url(for: id, isFolder: kind == .folder).utf8.count
+        guard length > Self.maxURLLength else { return nil }
+        return ProviderError(.nameTooLong, remote: remoteDescription, path: id.rawValue,
+                             detail: "its URL would be \(length) bytes; servers refuse request lines over about 8 KB (Apache: 414)")
+    }
+
+    /// The longest URL favfs sends: Apache's default request line (8,190) less the method and
+    /// protocol around it.
+    static let maxURLLength = 8_000
+
     // MARK: upload
 
     /// PUT from the content source, streamed from its fd. The precondition is checked by the
