@@ -63,7 +63,7 @@ extension Bridge {
                 }
                 // Modes and owners are not kept by remotes (see README): accepted, unchanged.
                 guard let item = domain.cachedItem(id) else { throw ProviderError(.notFound, path: id.rawValue, detail: "gone") }
-                var st = attributes.stat(of: item, inode: ino)
+                var st = stat(of: item, as: id, inode: ino)
                 fuse_reply_attr(req.raw, &st, options.attrTimeout)
             } catch {
                 log.info("setattr \(id): \(error)")

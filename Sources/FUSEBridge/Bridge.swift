@@ -55,9 +55,16 @@ final class Bridge: @unchecked Sendable {
 
     func forget(_ ino: UInt64, _ n: UInt64) { inodes.forget(ino, n) }
 
+    /// The attributes of the item an inode names; one deleted while open has no links left.
+    func stat(of item: Item, as id: ItemIdentifier, inode: UInt64) -> stat {
+        var st = attributes.stat(of: item, inode: inode)
+        if InodeTable.isOrphan(id) { st.st_nlink = 0 }
+        return st
+    }
+
     func getattr(_ req: Request, _ ino: UInt64) {
         guard let id = inodes.identifier(ino), let item = domain.cachedItem(id) else { return req.fail(ENOENT) }
-        var st = attributes.stat(of: item, inode: ino)
+        var st = stat(of: item, as: id, inode: ino)
         fuse_reply_attr(req.raw, &st, options.attrTimeout)
     }
 

@@ -12,6 +12,12 @@ final class InodeTable: @unchecked Sendable {
 
     static let root: UInt64 = 1
 
+    /// The names inodes get once their item was deleted or replaced (never a listed name: a
+    /// path-addressed identifier has no second slash at the start).
+    static let orphanPrefix = "//favfs-orphan-"
+
+    static func isOrphan(_ id: ItemIdentifier) -> Bool { id.rawValue.hasPrefix(orphanPrefix) }
+
     func identifier(_ ino: UInt64) -> ItemIdentifier? { lock.withLock { byInode[ino]?.id } }
 
     /// The inode of `id`, counting one more kernel reference to it.
@@ -52,7 +58,7 @@ final class InodeTable: @unchecked Sendable {
         lock.withLock {
             var replaced: ItemIdentifier?
             if let old = byIdentifier.removeValue(forKey: to) {
-                replaced = ItemIdentifier("/.favfs-replaced-\(old)")
+                replaced = ItemIdentifier(Self.orphanPrefix + "replaced-\(old)")
                 byInode[old]?.id = replaced!
             }
             let prefix = from.rawValue + "/"
@@ -73,7 +79,7 @@ final class InodeTable: @unchecked Sendable {
     func detach(_ id: ItemIdentifier) -> ItemIdentifier? {
         lock.withLock {
             guard let ino = byIdentifier.removeValue(forKey: id) else { return nil }
-            let orphan = ItemIdentifier("/.favfs-deleted-\(ino)")
+            let orphan = ItemIdentifier(Self.orphanPrefix + "deleted-\(ino)")
             byInode[ino]?.id = orphan
             return orphan
         }

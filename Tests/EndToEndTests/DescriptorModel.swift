@@ -94,9 +94,9 @@ struct DescriptorModel {
                     op = "ftruncate \(s.label) to \(target) -> mount \(m) model \(r)"
                     if m != r { mismatch = "ftruncate differs" }
                 case 62..<68:
-                    let m = call { Int32(Self.fstatSize(s.mount)) }
-                    let r = call { Int32(Self.fstatSize(s.model)) }
-                    op = "fstat \(s.label) -> mount size \(m) model size \(r)"
+                    let m = Self.fstatSizeAndLinks(s.mount)
+                    let r = Self.fstatSizeAndLinks(s.model)
+                    op = "fstat \(s.label) -> mount \(m) model \(r)"
                     if m != r { mismatch = "fstat differs" }
                 case 68..<72:
                     let m = call { fsync(s.mount) }
@@ -214,9 +214,10 @@ struct DescriptorModel {
         return fstat(fd, &st) == 0 ? Int64(st.st_size) : 0
     }
 
-    private static func fstatSize(_ fd: Int32) -> Int {
+    /// Size and link count (0 once deleted while open), or the errno.
+    private static func fstatSizeAndLinks(_ fd: Int32) -> String {
         var st = stat()
-        return fstat(fd, &st) == 0 ? Int(st.st_size) : -1
+        return fstat(fd, &st) == 0 ? "size \(st.st_size) nlink \(st.st_nlink)" : "-1 (\(String(cString: strerror(errno))))"
     }
 
     private static func pread(_ fd: Int32, _ offset: Int, _ length: Int) -> (String, [UInt8]) {

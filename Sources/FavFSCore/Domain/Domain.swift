@@ -105,6 +105,8 @@ public final class Domain: @unchecked Sendable {
             item.size = orphan.entry.withLock { orphan.entry.size }
             return item
         }
+        // The bridge names the inodes of deleted items "//…": never a path at the remote.
+        if id.rawValue.hasPrefix("//") { return nil }
         guard let parent = id.parent else { return nil }
         return loadedState(parent)?[id.name]
     }
