@@ -9,7 +9,18 @@ struct DirtyState: Sendable {
     var failure: ProviderError?
     /// A modification time set while dirty, applied once the upload is confirmed.
     var pendingModified: Timestamp?
-    var waiters: [CheckedContinuation<Void, Error>] = []
+    var waiters: [UploadWaiter] = []
 
     init(journal: PlaceholderStore.JournalEntry) { self.journal = journal }
+}
+
+/// An fsync (or a rename, an unmount) waiting for the content as it was at `generation` to be
+/// confirmed by the remote. Later changes do not keep it waiting: a file written to all the
+/// time would otherwise never let an fsync return.
+struct UploadWaiter {
+    let generation: Int
+    let continuation: CheckedContinuation<Void, Error>
+
+    func resume() { continuation.resume() }
+    func resume(throwing error: Error) { continuation.resume(throwing: error) }
 }

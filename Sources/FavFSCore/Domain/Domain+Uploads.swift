@@ -116,19 +116,24 @@ extension Domain {
             log.info("uploaded \(id) (\(item.size) bytes, version \(item.version ?? "-"))")
             return true
         }
-        // Newer local changes: they are now based on the version just uploaded.
+        // Newer local changes: they are now based on the version just uploaded. Who waited for
+        // what this upload sent is answered now.
         log.debug("uploaded \(id) but it changed meanwhile: again, based on \(item.version ?? "-")")
-        lock.withLock {
-            guard dirty[id] != nil else { return }
+        let answered = lock.withLock { () -> [UploadWaiter] in
+            guard dirty[id] != nil else { return [] }
             dirty[id]!.journal.baseVersion = item.version
             dirty[id]!.journal.isNew = false
+            let done = dirty[id]!.waiters.filter { $0.generation <= generation }
+            dirty[id]!.waiters.removeAll { $0.generation <= generation }
+            return done
         }
+        for waiter in answered { waiter.resume() }
         if let j = lock.withLock({ dirty[id]?.journal }) { try? store.saveJournal(j) }
         return false
     }
 
     private func finishFailed(_ id: ItemIdentifier, _ e: ProviderError) {
-        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Error>] in
+        let waiters = lock.withLock { () -> [UploadWaiter] in
             guard dirty[id] != nil else { return [] }
             dirty[id]!.uploading = false
             dirty[id]!.failure = e
@@ -192,14 +197,15 @@ extension Domain {
         try? await waitForUpload(id)
     }
 
-    /// Waits until `id` is clean (uploaded, or dropped). Throws the upload's permanent failure.
+    /// Waits until the remote confirmed `id`'s content as it is now (changes made after this call
+    /// are not waited for), or the item was dropped. Throws the upload's permanent failure.
     /// Call after `scheduleUpload` (or a close that schedules it).
     public func waitForUpload(_ id: ItemIdentifier) async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
             let immediate: Result<Void, Error>? = lock.withLock {
                 guard let d = dirty[id] else { return .success(()) }
                 if let f = d.failure, !d.uploading { return .failure(f) }
-                dirty[id]!.waiters.append(c)
+                dirty[id]!.waiters.append(UploadWaiter(generation: d.generation, continuation: c))
                 return nil
             }
             if let immediate { c.resume(with: immediate) }

@@ -83,6 +83,13 @@ extension Domain {
         }
     }
 
+    /// After the bytes of a change landed in the cache file: an upload that began between
+    /// `markDirty` (journal first, for crashes) and the write may not have read them, so it must
+    /// not count as covering this change.
+    func changeLanded(_ id: ItemIdentifier) {
+        lock.withLock { if dirty[id] != nil { dirty[id]!.generation += 1 } }
+    }
+
     func isDirty(_ id: ItemIdentifier) -> Bool { lock.withLock { dirty[id] != nil } }
 
     // MARK: files
@@ -132,6 +139,7 @@ extension Domain {
             if truncate {
                 try markDirty(id)
                 try content.setSize(entry, 0)
+                changeLanded(id)
                 touch(id, size: 0)
             } else if !wasDirty && item.size > 0 {
                 try await content.provide(entry, item: item, range: 0..<item.size, prefetch: nil, provider: provider)
@@ -158,6 +166,7 @@ extension Domain {
         // committed a newer version since this handle was opened.
         try markDirty(id)
         let n = try content.write(f.entry, offset: offset, buffer)
+        changeLanded(id)
         touch(id, size: f.entry.withLock { f.entry.size })
         return n
     }
@@ -174,6 +183,7 @@ extension Domain {
             try checkFileSize(id, size)
             try markDirty(id)
             try content.setSize(f.entry, size)
+            changeLanded(id)
             touch(id, size: size)
             return cachedItem(id) ?? f.item
         }
