@@ -6,21 +6,8 @@ import XCTest
 /// several seeds of several thousand steps each, then the server compared with the model after
 /// unmount. `FAVFS_MODEL_SEED` and `FAVFS_MODEL_STEPS` replay one seed.
 final class DescriptorModelTests: XCTestCase {
-    nonisolated(unsafe) static var apache: ApacheServer?
     var mounts: [MountedFavFS] = []
     var scratch: URL!
-
-    override class func setUp() {
-        super.setUp()
-        guard ApacheServer.isAvailable, let s = try? ApacheServer() else { return }
-        do { try s.start(); apache = s } catch { s.remove() }
-    }
-
-    override class func tearDown() {
-        apache?.remove()
-        apache = nil
-        super.tearDown()
-    }
 
     override func setUpWithError() throws {
         try E2EGate.require(apache: true)
@@ -42,7 +29,9 @@ final class DescriptorModelTests: XCTestCase {
     private var steps: Int { ProcessInfo.processInfo.environment["FAVFS_MODEL_STEPS"].flatMap { Int($0) } ?? 5000 }
 
     func testWebDAVMatchesALocalFolder() throws {
-        let apache = try XCTUnwrap(Self.apache, "Apache mod_dav did not start")
+        let apache = try ApacheServer()
+        try apache.start()
+        defer { apache.remove() }
         for seed in seeds {
             let area = "model-\(seed)-\(UUID().uuidString.prefix(6))"
             try FileManager.default.createDirectory(at: apache.documentRoot.appendingPathComponent(area), withIntermediateDirectories: true)
