@@ -63,6 +63,9 @@ struct MountCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard ByteSize.parse(cacheSize) != nil else { throw ValidationError("--cache-size: '\(cacheSize)' is not a size (e.g. 512M, 10G)") }
+        guard ByteSize.hasUnit(cacheSize) else {
+            throw ValidationError("--cache-size: '\(cacheSize)' has no unit: write \(cacheSize)M or \(cacheSize)G (or \(cacheSize)B for bytes)")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: '\(logLevel)' is not a level") }
         guard dirCacheTime >= 0, attrTimeout >= 0 else { throw ValidationError("timeouts cannot be negative") }
     }

@@ -80,6 +80,19 @@ final class MountErrorEndToEndTests: XCTestCase {
         XCTAssertFalse(m.isMounted)
     }
 
+    /// A size without a unit is refused (10 bytes of cache is never what was meant), and so is
+    /// one past what a 64-bit size holds (it used to trap).
+    func testCacheSizesNeedAUnitAndASaneValue() throws {
+        let m = try make("file:///tmp")
+        for bad in ["10", "1e300T", "lots"] {
+            let r = try m.mount(extraArgs: ["--cache-size", bad], timeout: 60)
+            XCTAssertNotEqual(r.status, 0, "--cache-size \(bad) accepted: \(r)")
+            XCTAssertTrue(r.stderr.contains("--cache-size"), "the message should name the option: \(r.stderr)")
+            XCTAssertFalse(m.isMounted)
+        }
+        XCTAssertTrue(try m.mount(extraArgs: ["--cache-size", "10"]).stderr.contains("10M or 10G"))
+    }
+
     func testBusyMountPointFails() throws {
         let folder = try smallFolder()
         let m = try make("file://" + folder.path)
