@@ -8,13 +8,18 @@ extension Bridge {
     func create(_ req: Request, _ parent: UInt64, _ name: String, _ fi: fuse_file_info) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
         let exclusive = withUnsafePointer(to: fi) { favfs_fi_flags($0) } & O_EXCL != 0
+        deadline(req, "create")
         Task {
             do {
                 let (item, handle) = try await domain.create(parentId, name, exclusive: exclusive)
                 var e = entry(for: item)
                 var fi = fi
                 fi.fh = handle
-                fuse_reply_create(req.raw, &e, &fi)
+                // Answered already (the deadline): the kernel has neither the handle nor the entry.
+                if !req.reply({ fuse_reply_create($0, &e, &fi) }) {
+                    domain.closeFile(handle)
+                    inodes.forget(UInt64(e.ino), 1)
+                }
             } catch {
                 log.info("create \(parentId.child(name)): \(error)")
                 req.fail(error)
@@ -25,7 +30,7 @@ extension Bridge {
     func write(_ req: Request, _ buffer: UnsafeRawBufferPointer, _ offset: Int64, _ fh: UInt64) {
         do {
             let n = try domain.write(handle: fh, offset: offset, buffer)
-            fuse_reply_write(req.raw, n)
+            req.reply { fuse_reply_write($0, n) }
         } catch {
             log.warning("write: \(error)")
             req.fail(error)
@@ -33,6 +38,7 @@ extension Bridge {
     }
 
     func fsync(_ req: Request, _ fh: UInt64) {
+        deadline(req, "fsync")
         Task {
             do {
                 try await domain.sync(handle: fh)
@@ -46,6 +52,7 @@ extension Bridge {
 
     func setattr(_ req: Request, _ ino: UInt64, _ attr: stat, _ toSet: Int32, _ fh: UInt64?) {
         guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
+        deadline(req, "setattr")
         Task {
             do {
                 if favfs_set_attr_size(toSet) != 0 {
@@ -64,7 +71,7 @@ extension Bridge {
                 // Modes and owners are not kept by remotes (see README): accepted, unchanged.
                 guard let item = domain.cachedItem(id) else { throw ProviderError(.notFound, path: id.rawValue, detail: "gone") }
                 var st = stat(of: item, as: id, inode: ino)
-                fuse_reply_attr(req.raw, &st, options.attrTimeout)
+                req.reply { fuse_reply_attr($0, &st, options.attrTimeout) }
             } catch {
                 log.info("setattr \(id): \(error)")
                 req.fail(error)
@@ -74,10 +81,11 @@ extension Bridge {
 
     func mkdir(_ req: Request, _ parent: UInt64, _ name: String) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        deadline(req, "mkdir")
         Task {
             do {
                 var e = entry(for: try await domain.makeFolder(parentId, name))
-                fuse_reply_entry(req.raw, &e)
+                req.reply { fuse_reply_entry($0, &e) }
             } catch {
                 log.info("mkdir \(parentId.child(name)): \(error)")
                 req.fail(error)
@@ -87,10 +95,11 @@ extension Bridge {
 
     func symlink(_ req: Request, _ target: String, _ parent: UInt64, _ name: String) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        deadline(req, "symlink")
         Task {
             do {
                 var e = entry(for: try await domain.makeSymlink(parentId, name, target: target))
-                fuse_reply_entry(req.raw, &e)
+                req.reply { fuse_reply_entry($0, &e) }
             } catch {
                 log.info("symlink \(parentId.child(name)): \(error)")
                 req.fail(error)
@@ -100,6 +109,7 @@ extension Bridge {
 
     func unlink(_ req: Request, _ parent: UInt64, _ name: String, folder: Bool) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        deadline(req, "unlink")
         Task {
             do {
                 if folder { try await domain.removeFolder(parentId, name) } else { try await domain.remove(parentId, name) }
@@ -117,6 +127,7 @@ extension Bridge {
         guard let from = inodes.identifier(parent), let to = inodes.identifier(newParent) else { return req.fail(ENOENT) }
         // RENAME_EXCHANGE (2) has no remote equivalent; RENAME_NOREPLACE (1) does.
         if flags & 2 != 0 { return req.fail(EINVAL) }
+        deadline(req, "rename")
         Task {
             do {
                 let (source, destination) = try await domain.rename(from, name, to: to, newName, noReplace: flags & 1 != 0)

@@ -36,16 +36,17 @@ final class Bridge: @unchecked Sendable {
 
     func lookup(_ req: Request, _ parent: UInt64, _ name: String) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        deadline(req, "lookup")
         Task {
             do {
                 let item = try await domain.lookup(parentId, name)
                 var e = entry(for: item)
-                fuse_reply_entry(req.raw, &e)
+                if !req.reply({ fuse_reply_entry($0, &e) }) { inodes.forget(UInt64(e.ino), 1) }
             } catch let error as ProviderError where error.kind == .notFound {
                 // A negative entry: the kernel caches the absence for entry_timeout.
                 var e = fuse_entry_param()
                 e.entry_timeout = options.entryTimeout
-                fuse_reply_entry(req.raw, &e)
+                req.reply { fuse_reply_entry($0, &e) }
             } catch {
                 log.info("lookup \(parentId.child(name)): \(error)")
                 req.fail(error)
@@ -54,6 +55,13 @@ final class Bridge: @unchecked Sendable {
     }
 
     func forget(_ ino: UInt64, _ n: UInt64) { inodes.forget(ino, n) }
+
+    /// Starts the deadline of a request that may wait on the network: `ETIMEDOUT` after
+    /// `options.requestTimeout` seconds unless it was answered (see `Request.answerWithin`).
+    func deadline(_ req: Request, _ what: String) {
+        let log = self.log
+        req.answerWithin(options.requestTimeout, what: what, log: { log.warning("\($0)") })
+    }
 
     /// The attributes of the item an inode names; one deleted while open has no links left.
     func stat(of item: Item, as id: ItemIdentifier, inode: UInt64) -> stat {
@@ -65,19 +73,20 @@ final class Bridge: @unchecked Sendable {
     func getattr(_ req: Request, _ ino: UInt64) {
         guard let id = inodes.identifier(ino), let item = domain.cachedItem(id) else { return req.fail(ENOENT) }
         var st = stat(of: item, as: id, inode: ino)
-        fuse_reply_attr(req.raw, &st, options.attrTimeout)
+        req.reply { fuse_reply_attr($0, &st, options.attrTimeout) }
     }
 
     func readlink(_ req: Request, _ ino: UInt64) {
         guard let id = inodes.identifier(ino), let item = domain.cachedItem(id) else { return req.fail(ENOENT) }
         guard item.kind == .symlink, let target = item.symlinkTarget else { return req.fail(EINVAL) }
-        fuse_reply_readlink(req.raw, target)
+        req.reply { fuse_reply_readlink($0, target) }
     }
 
     // MARK: folders
 
     func opendir(_ req: Request, _ ino: UInt64, _ fi: fuse_file_info) {
         guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
+        deadline(req, "opendir")
         Task {
             do {
                 let items = try await domain.children(of: id)
@@ -88,7 +97,8 @@ final class Bridge: @unchecked Sendable {
                     directories[h] = items
                     return h
                 }
-                fuse_reply_open(req.raw, &fi)
+                // Answered already (the deadline): nobody will release this handle.
+                if !req.reply({ fuse_reply_open($0, &fi) }) { _ = lock.withLock { directories.removeValue(forKey: fi.fh) } }
             } catch {
                 log.info("opendir \(id): \(error)")
                 req.fail(error)
@@ -138,7 +148,7 @@ final class Bridge: @unchecked Sendable {
             used += needed
             index += 1
         }
-        fuse_reply_buf(req.raw, buf, used)
+        req.reply { fuse_reply_buf($0, buf, used) }
     }
 
     func releasedir(_ req: Request, _ fh: UInt64) {
@@ -159,19 +169,20 @@ final class Bridge: @unchecked Sendable {
                 var fi = fi
                 fi.fh = handle
                 favfs_fi_set_keep_cache(&fi, keep ? 1 : 0)
-                fuse_reply_open(req.raw, &fi)
+                req.reply { fuse_reply_open($0, &fi) }
             } catch {
                 log.info("open \(id): \(error)")
                 req.fail(error)
             }
             return
         }
+        deadline(req, "open")
         Task {
             do {
                 let (handle, _) = try await domain.openFile(id, write: write, truncate: truncate)
                 var fi = fi
                 fi.fh = handle
-                fuse_reply_open(req.raw, &fi)
+                if !req.reply({ fuse_reply_open($0, &fi) }) { domain.closeFile(handle) }
             } catch {
                 log.info("open \(id) for writing: \(error)")
                 req.fail(error)
@@ -183,6 +194,7 @@ final class Bridge: @unchecked Sendable {
         if let r = domain.readIfPresent(handle: fh, offset: offset, size: size) {
             return reply(req, r)
         }
+        deadline(req, "read")
         Task {
             do {
                 reply(req, try await domain.read(handle: fh, offset: offset, size: size))
@@ -194,9 +206,11 @@ final class Bridge: @unchecked Sendable {
     }
 
     private func reply(_ req: Request, _ r: ReadResult) {
-        if r.length == 0 { fuse_reply_buf(req.raw, nil, 0); return }
-        let rc = favfs_reply_data_fd(req.raw, r.fd, off_t(r.offset), r.length)
-        if rc != 0 { log.debug("reply to read failed: \(rc)") }
+        req.reply { raw in
+            if r.length == 0 { fuse_reply_buf(raw, nil, 0); return }
+            let rc = favfs_reply_data_fd(raw, r.fd, off_t(r.offset), r.length)
+            if rc != 0 { log.debug("reply to read failed: \(rc)") }
+        }
     }
 
     func release(_ req: Request, _ fh: UInt64) {
@@ -207,6 +221,7 @@ final class Bridge: @unchecked Sendable {
     // MARK: filesystem
 
     func statfs(_ req: Request) {
+        deadline(req, "statfs")
         Task {
             let q = await domain.quota()
             var s = Glibc.statvfs()
@@ -223,7 +238,7 @@ final class Bridge: @unchecked Sendable {
             s.f_files = 1 << 30
             s.f_ffree = 1 << 30
             s.f_favail = 1 << 30
-            fuse_reply_statfs(req.raw, &s)
+            req.reply { fuse_reply_statfs($0, &s) }
         }
     }
 }

@@ -20,6 +20,9 @@ public final class FUSEMount: @unchecked Sendable {
         public var maxRead: UInt32 = FUSEMount.spliceableReadSize()
         public var maxBackground: UInt32 = 64
         public var allowOther = false
+        /// Seconds a request that waits on the network may take before it is answered
+        /// `ETIMEDOUT` (0: no limit). The work goes on in the background.
+        public var requestTimeout: Double = 30
         public var debug = false
         public init(mountpoint: String, fsName: String) { self.mountpoint = mountpoint; self.fsName = fsName }
     }

@@ -1,11 +1,56 @@
 import CFuse
 import FavFSCore
+import Foundation
 
-/// A FUSE request handed to a Task: every request gets exactly one reply, also on error.
+/// A FUSE request handed to a Task: every request gets exactly one reply, also on error, on a
+/// deadline and on an interrupt. Whoever replies first wins; a later reply (the network work
+/// finishing after the deadline answered) is dropped, never sent for a freed request.
 struct Request: @unchecked Sendable {
     let raw: fuse_req_t
+    private let gate = ReplyGate()
 
-    func fail(_ errno: Int32) { fuse_reply_err(raw, errno) }
-    func fail(_ error: any Error) { fuse_reply_err(raw, ErrnoMapping.errno(for: error)) }
-    func ok() { fuse_reply_err(raw, 0) }
+    init(raw: fuse_req_t) { self.raw = raw }
+
+    /// Replies with `send` unless the request was answered already; false when it was (the
+    /// caller then undoes what the reply would have handed over, e.g. closes a new handle).
+    @discardableResult
+    func reply(_ send: (fuse_req_t) -> Void) -> Bool {
+        guard gate.claim() else { return false }
+        send(raw)
+        return true
+    }
+
+    func fail(_ errno: Int32) { reply { fuse_reply_err($0, errno) } }
+    func fail(_ error: any Error) { fail(ErrnoMapping.errno(for: error)) }
+    func ok() { fail(0) }
+
+    /// Answers `ETIMEDOUT` if nothing else answered within `seconds` (0: never). The work goes
+    /// on; what it brings later (a listing, a download, an upload) is kept, only its reply is
+    /// dropped. A program on a hung server gets an answer instead of waiting in D state.
+    func answerWithin(_ seconds: Double, what: @autoclosure @escaping @Sendable () -> String, log: @escaping @Sendable (String) -> Void) {
+        guard seconds > 0 else { return }
+        let me = self
+        Task {
+            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            if me.gate.claim() {
+                log("\(what()): no answer from the remote within \(seconds) s; answered ETIMEDOUT (the work goes on in the background)")
+                fuse_reply_err(me.raw, ETIMEDOUT)
+            }
+        }
+    }
+}
+
+/// Set once, by the first reply.
+final class ReplyGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var answered = false
+
+    /// True for the first caller only.
+    func claim() -> Bool {
+        lock.withLock {
+            if answered { return false }
+            answered = true
+            return true
+        }
+    }
 }

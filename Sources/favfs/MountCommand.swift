@@ -42,6 +42,9 @@ struct MountCommand: AsyncParsableCommand {
     @Option(help: "Seconds the kernel may keep names and attributes without asking favfs.")
     var attrTimeout: Double = 1
 
+    @Option(help: "Seconds a call that waits on the server (ls of a folder not listed yet, a read of content not here yet, fsync, mkdir, mv...) may take before it fails with ETIMEDOUT; 0: no limit. The work goes on in the background.")
+    var timeout: Double = 30
+
     @Flag(help: "Stay in the foreground (logs on stderr) instead of returning once mounted.")
     var foreground = false
 
@@ -67,7 +70,7 @@ struct MountCommand: AsyncParsableCommand {
             throw ValidationError("--cache-size: '\(cacheSize)' has no unit: write \(cacheSize)M or \(cacheSize)G (or \(cacheSize)B for bytes)")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: '\(logLevel)' is not a level") }
-        guard dirCacheTime >= 0, attrTimeout >= 0 else { throw ValidationError("timeouts cannot be negative") }
+        guard dirCacheTime >= 0, attrTimeout >= 0, timeout >= 0 else { throw ValidationError("timeouts cannot be negative") }
     }
 
     func run() async throws {
@@ -102,7 +105,7 @@ struct MountCommand: AsyncParsableCommand {
             if password == nil, let urlPassword { password = urlPassword }
         }
         var args = ["mount", mp, "--remote", childRemote, "--cache-dir", cacheDir, "--cache-size", cacheSize,
-                    "--dir-cache-time", String(dirCacheTime), "--attr-timeout", String(attrTimeout),
+                    "--dir-cache-time", String(dirCacheTime), "--attr-timeout", String(attrTimeout), "--timeout", String(timeout),
                     "--log-level", logLevel, "--notify-fd", "3"]
         for o in options { args += ["--option", o] }
         if readOnly { args.append("--read-only") }

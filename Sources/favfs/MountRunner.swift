@@ -95,6 +95,7 @@ struct MountRunner {
         fuseOptions.readOnly = !domain.isWritable
         fuseOptions.entryTimeout = command.attrTimeout
         fuseOptions.attrTimeout = command.attrTimeout
+        fuseOptions.requestTimeout = command.timeout
         fuseOptions.debug = command.debugFuse
         let fuse = FUSEMount(domain: domain, options: fuseOptions)
 

@@ -150,6 +150,15 @@ public final class ApacheServer: @unchecked Sendable {
         isRunning = false
     }
 
+    /// Stops every process of this server with SIGSTOP (a server that hangs: connections are
+    /// accepted by the kernel, nothing answers); `resume()` continues them.
+    public func pause() { signalAll(SIGSTOP) }
+    public func resume() { signalAll(SIGCONT) }
+
+    private func signalAll(_ signal: Int32) {
+        for pid in MountedFavFS.processes(mentioning: root.appendingPathComponent("httpd.conf").path) { kill(pid, signal) }
+    }
+
     public func errorLog() -> String {
         (try? String(contentsOf: root.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
     }
