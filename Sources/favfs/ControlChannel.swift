@@ -1,25 +1,42 @@
 import Foundation
 
-/// The line protocol between `favfs unmount` and the mount's daemon, over an abstract Unix
-/// socket named after the mount point (no file to clean up; gone when the daemon exits).
-/// Only the mounting user or root may talk to it (SO_PEERCRED).
+/// The line protocol between `favfs unmount` and the mount's daemon, over a Unix socket named
+/// after the mount point in a folder only this user can enter (`Paths.runtimeDir`): nobody else
+/// can take the name first. Both ends check the other's uid (SO_PEERCRED): the daemon talks only
+/// to its user or root, and the client trusts only a daemon of its own user (or root).
 ///
 ///     client: prepare-unmount keep-cache=0|1      daemon: ready
 ///     client: cancel                               (the unmount failed; carry on)
 ///     (the kernel unmount ends the loop)           daemon: evicted FILES BYTES, then closes
 enum ControlChannel {
-    static func address(for mountpoint: String) -> (sockaddr_un, socklen_t) {
+    /// The socket's path for `mountpoint`; nil when there is no private folder for it.
+    static func path(for mountpoint: String) -> String? {
+        guard let dir = Paths.runtimeDir() else { return nil }
         var h: UInt64 = 0xcbf29ce484222325
         for b in mountpoint.utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
-        let name = "favfs-\(getuid())-\(String(h, radix: 16))"
+        return (dir as NSString).appendingPathComponent("\(String(h, radix: 16)).sock")
+    }
+
+    static func address(path: String) -> (sockaddr_un, socklen_t)? {
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = [UInt8(0)] + Array(name.utf8) // leading NUL: the abstract namespace
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            for (i, b) in bytes.enumerated() where i < raw.count { raw[i] = b }
+        let bytes = Array(path.utf8) + [0]
+        let fits = withUnsafeMutableBytes(of: &addr.sun_path) { raw -> Bool in
+            guard bytes.count <= raw.count else { return false }
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+            return true
         }
-        let len = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
-        return (addr, len)
+        guard fits else { return nil }
+        return (addr, socklen_t(MemoryLayout<sa_family_t>.size + bytes.count))
+    }
+
+    /// The uid at the other end of a connected socket.
+    static func peerUID(_ fd: Int32) -> uid_t? {
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (hidden behind _GNU_SOURCE)
+        var cred: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+        var clen = socklen_t(12)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 else { return nil }
+        return cred.uid
     }
 
     static func withSockaddr<T>(_ addr: inout sockaddr_un, _ body: (UnsafePointer<sockaddr>) -> T) -> T {
@@ -28,24 +45,35 @@ enum ControlChannel {
 
     /// Connects to the daemon of `mountpoint`; nil when none listens.
     static func connect(mountpoint: String) -> LineSocket? {
+        guard let path = path(for: mountpoint), let (found, len) = address(path: path) else { return nil }
+        var addr = found
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
-        var (addr, len) = address(for: mountpoint)
         let ok = withSockaddr(&addr) { Glibc.connect(fd, $0, len) == 0 }
-        guard ok else { close(fd); return nil }
+        // Only a daemon of this user (or root) is believed.
+        guard ok, let uid = peerUID(fd), uid == getuid() || uid == 0 else { close(fd); return nil }
         return LineSocket(fd: fd)
     }
 
     /// Listens for `favfs unmount` on `mountpoint`'s address; each connection is handed to
     /// `handler` on its own thread.
     static func listen(mountpoint: String, handler: @escaping @Sendable (LineSocket) -> Void) throws {
+        guard let path = path(for: mountpoint), let (found, len) = address(path: path) else {
+            throw CLIError("no private folder for the control socket (XDG_RUNTIME_DIR/favfs or /tmp/favfs-\(getuid()) is missing or not this user's own 0700 folder)")
+        }
+        if let other = connect(mountpoint: mountpoint) {
+            other.close()
+            throw CLIError("another favfs process already serves \(mountpoint)")
+        }
+        var addr = found
+        unlink(path)  // left by a daemon that was killed
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw CLIError("cannot create the control socket: \(String(cString: strerror(errno)))") }
-        var (addr, len) = address(for: mountpoint)
         let bound = withSockaddr(&addr) { bind(fd, $0, len) == 0 }
-        guard bound, Glibc.listen(fd, 8) == 0 else {
+        guard bound, chmod(path, 0o600) == 0, Glibc.listen(fd, 8) == 0 else {
+            let reason = String(cString: strerror(errno))
             close(fd)
-            throw CLIError("another favfs process already serves \(mountpoint)")
+            throw CLIError("cannot listen on the control socket \(path): \(reason)")
         }
         let me = getuid()
         Thread.detachNewThread {
@@ -53,12 +81,7 @@ enum ControlChannel {
                 let c = accept(fd, nil, nil)
                 if c < 0 { if errno == EINTR { continue }; return }
                 _ = fcntl(c, F_SETFD, FD_CLOEXEC)
-                // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (hidden behind _GNU_SOURCE)
-                var cred: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
-                var clen = socklen_t(12)
-                guard getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0, cred.uid == me || cred.uid == 0 else {
-                    close(c); continue
-                }
+                guard let uid = peerUID(c), uid == me || uid == 0 else { close(c); continue }
                 let s = LineSocket(fd: c)
                 Thread.detachNewThread { handler(s) }
             }

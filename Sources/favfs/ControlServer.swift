@@ -90,6 +90,9 @@ final class ControlServer: @unchecked Sendable {
                      "cache: \(s.cachedFiles) files, \(ByteSize.format(s.cachedBytes)) of \(ByteSize.format(s.cacheLimit)) (\(domain.content.directory.deletingLastPathComponent().path))",
                      "uploads: \(s.pendingUploads) pending (\(ByteSize.format(s.pendingBytes)))"]
         for f in s.failedUploads { lines.append("failed upload: \(f)") }
+        let lost = domain.content.lostAndFound
+        let kept = (try? FileManager.default.contentsOfDirectory(atPath: lost.path)) ?? []
+        if !kept.isEmpty { lines.append("lost+found: \(kept.count) files the database did not know, kept in \(lost.path)") }
         if let e = s.lastNetworkError { lines.append("last network error: \(e)") }
         return lines
     }

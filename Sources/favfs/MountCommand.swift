@@ -91,7 +91,8 @@ struct MountCommand: AsyncParsableCommand {
         }
         // Daemonize by re-executing ourselves in the foreground (fuse_daemonize hangs once
         // Swift concurrency runs); we exit only once the child says the mount answers.
-        try FileManager.default.createDirectory(atPath: cacheDir, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: cacheDir, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
         var password: String? = nil
         if passwordStdin { password = readLine(strippingNewline: true) ?? "" }
         // The child gets the remote's name (it reads the remotes file itself) or the URL without

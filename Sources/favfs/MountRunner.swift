@@ -51,9 +51,14 @@ struct MountRunner {
             throw CLIError("FUSE is not available: /dev/fuse is missing (load the fuse module or install fuse3)")
         }
 
-        // One mount per cache dir: the lock lives as long as this process.
+        // Private by default: the cache holds names and content of the user's files. Everything
+        // this process creates is the user's only (0600 files, 0700 folders), and a cache dir
+        // made readable by an older version is closed again.
+        umask(0o077)
         do { try FileManager.default.createDirectory(atPath: cacheDir, withIntermediateDirectories: true) }
         catch { throw CLIError("cannot create the cache dir \(cacheDir): \(error.localizedDescription)") }
+        Paths.makePrivate(cacheDir)
+        // One mount per cache dir: the lock lives as long as this process.
         let lockFD = open((cacheDir as NSString).appendingPathComponent("lock"), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lockFD >= 0, flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
             throw CLIError("the cache dir \(cacheDir) is in use by another favfs mount")
@@ -62,15 +67,18 @@ struct MountRunner {
         var password: String? = nil
         if command.passwordStdin { password = readLine(strippingNewline: true) ?? "" }
 
-        let store: PlaceholderStore
-        do { store = try PlaceholderStore(path: (cacheDir as NSString).appendingPathComponent("placeholders.sqlite")) }
-        catch { throw CLIError("cannot open the placeholder database in \(cacheDir): \(error)") }
+        let store = try Self.openStore(cacheDir: cacheDir)
         var options = DomainOptions()
         options.dirCacheTime = command.dirCacheTime
         options.cacheLimit = ByteSize.parse(command.cacheSize)!
         options.readOnly = command.readOnly
         let content = try ContentCache(directory: URL(fileURLWithPath: cacheDir).appendingPathComponent("content"),
                                        store: store, limit: options.cacheLimit)
+        // Content the database does not know (it was lost or damaged while files were dirty):
+        // kept in CACHEDIR/lost+found, never deleted.
+        if content.rescueUnknownFiles() > 0, FileManager.default.fileExists(atPath: content.lostAndFound.path) {
+            log.warning("content not known to the placeholder database was kept in \(content.lostAndFound.path)")
+        }
         var configuration = self.configuration
         if let password { configuration.secret = password }   // --password-stdin wins over a stored secret
         let provider: any Provider
@@ -135,6 +143,26 @@ struct MountRunner {
         control.finish("evicted \(files) \(bytes)")
         close(lockFD)
         return rc == 0 ? 0 : 1
+    }
+
+    /// The placeholder database of `cacheDir`. A damaged one (truncated, overwritten: SQLite's
+    /// own check fails) is set aside as `placeholders.sqlite.damaged-TIME` and a new one is
+    /// made: placeholders come back from the server, and content that was not uploaded yet is
+    /// kept in `CACHEDIR/lost+found` (see `ContentCache.rescueUnknownFiles`).
+    static func openStore(cacheDir: String) throws -> PlaceholderStore {
+        let path = (cacheDir as NSString).appendingPathComponent("placeholders.sqlite")
+        do {
+            return try PlaceholderStore(path: path)
+        } catch let first {
+            let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+            let aside = path + ".damaged-" + stamp
+            for suffix in ["", "-wal", "-shm"] { _ = rename(path + suffix, aside + suffix) }
+            let message = "favfs: the placeholder database \(path) could not be used (\(first)); it was kept as \(aside) and a new one made. Content not uploaded yet is kept in \((cacheDir as NSString).appendingPathComponent("lost+found"))."
+            FileHandle.standardError.write(Data((message + "\n").utf8))
+            Logger(label: "favfs").error("\(message)")
+            do { return try PlaceholderStore(path: path) }
+            catch { throw CLIError("cannot open the placeholder database in \(cacheDir): \(error) (before: \(first))") }
+        }
     }
 
     /// A provider error at mount time (or in `favfs remote test`), in words a user can act on.

@@ -11,6 +11,35 @@ enum Paths {
         return ((base as NSString).appendingPathComponent("favfs") as NSString).appendingPathComponent(slug)
     }
 
+    /// Takes group and other access away from a folder and everything in it (a cache dir made
+    /// by a version that left it 0755, its database 0644).
+    static func makePrivate(_ dir: String) {
+        chmod(dir, 0o700)
+        guard let walker = FileManager.default.enumerator(atPath: dir) else { return }
+        for case let rel as String in walker {
+            let path = (dir as NSString).appendingPathComponent(rel)
+            var st = stat()
+            guard lstat(path, &st) == 0, st.st_mode & 0o077 != 0, st.st_mode & S_IFMT != S_IFLNK else { continue }
+            chmod(path, mode_t(st.st_mode & 0o700))
+        }
+    }
+
+    /// A folder only this user can use, for control sockets: `$XDG_RUNTIME_DIR/favfs`, else
+    /// `/tmp/favfs-UID`. Nil when it is not this user's own 0700 folder (someone made it first).
+    static func runtimeDir() -> String? {
+        let env = ProcessInfo.processInfo.environment
+        let dir: String
+        if let xdg = env["XDG_RUNTIME_DIR"], !xdg.isEmpty, FileManager.default.fileExists(atPath: xdg) {
+            dir = (xdg as NSString).appendingPathComponent("favfs")
+        } else {
+            dir = "/tmp/favfs-\(getuid())"
+        }
+        if mkdir(dir, 0o700) != 0 && errno != EEXIST { return nil }
+        var st = stat()
+        guard lstat(dir, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_uid == getuid(), st.st_mode & 0o077 == 0 else { return nil }
+        return dir
+    }
+
     /// The absolute, symlink-resolved path, or nil if it does not exist.
     static func real(_ path: String) -> String? {
         let expanded = (path as NSString).expandingTildeInPath

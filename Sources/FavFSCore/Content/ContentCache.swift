@@ -306,12 +306,40 @@ public final class ContentCache: @unchecked Sendable {
         for r in (try? store.contentByLastUse()) ?? [] where !r.pinned && !dirty.contains(r.id) {
             if evict(r) { files += 1; bytes += r.ranges.count }
         }
-        // Files no record names (a crash between create and record): remove them too.
-        let known = Set(((try? store.contentByLastUse()) ?? []).map(\.file))
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !known.contains(name) {
-            unlink(path(name)); files += 1
-        }
+        files += rescueUnknownFiles()
         return (files, bytes)
+    }
+
+    /// Where content no database record names is kept: `CACHEDIR/lost+found`.
+    public var lostAndFound: URL { directory.deletingLastPathComponent().appendingPathComponent("lost+found") }
+
+    /// Content files no record names: an empty one (a crash between create and its first byte)
+    /// is removed; any other may be the only copy of something written here (the database was
+    /// deleted or damaged while it was dirty), so it is moved to `lostAndFound`, never deleted.
+    /// Returns how many files were handled. Called at mount and at unmount.
+    @discardableResult
+    public func rescueUnknownFiles() -> Int {
+        let known = Set(((try? store.contentByLastUse()) ?? []).map(\.file))
+        var handled = 0
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !known.contains(name) {
+            lock.lock()
+            let inUse = entries.values.contains { $0.file == name }
+            lock.unlock()
+            if inUse { continue }
+            var st = stat()
+            guard lstat(path(name), &st) == 0 else { continue }
+            handled += 1
+            if st.st_size == 0 { unlink(path(name)); continue }
+            try? FileManager.default.createDirectory(at: lostAndFound, withIntermediateDirectories: true)
+            let target = lostAndFound.appendingPathComponent("\(stamp)-content-\(name)").path
+            if rename(path(name), target) == 0 {
+                log.warning("content file \(name) (\(st.st_size) bytes) is not known to the database: kept as \(target)")
+            } else {
+                log.error("content file \(name) is not known to the database and could not be moved to \(lostAndFound.path): \(String(cString: strerror(errno)))")
+            }
+        }
+        return handled
     }
 
     /// How much of an item's current version is on disk (for status).

@@ -17,7 +17,17 @@ public final class PlaceholderStore: Sendable {
         // is not fsynced; FULL fsynced on every download's range update, on the read path.
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         pool = try DatabasePool(path: path, configuration: config)
+        // A truncated or overwritten file can open and fail only later, query by query.
+        let check = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+        guard check == ["ok"] else { throw DamagedDatabase(path: path, findings: check) }
         try Self.migrator.migrate(pool)
+    }
+
+    /// The database failed SQLite's own check.
+    public struct DamagedDatabase: Error, CustomStringConvertible {
+        public let path: String
+        public let findings: [String]
+        public var description: String { "\(path) is damaged: \(findings.prefix(3).joined(separator: "; "))" }
     }
 
     private static var migrator: DatabaseMigrator {
