@@ -141,6 +141,7 @@ struct MountRunner {
         let (files, bytes) = domain.shutdown(keepContent: keep)
         log.info(keep ? "unmounted; content kept" : "unmounted; evicted \(files) files (\(ByteSize.format(bytes)))")
         control.finish("evicted \(files) \(bytes)")
+        if let socket = ControlChannel.path(for: mountpoint) { unlink(socket) }
         close(lockFD)
         return rc == 0 ? 0 : 1
     }
