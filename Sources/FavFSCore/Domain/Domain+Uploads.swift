@@ -194,18 +194,20 @@ extension Domain {
     /// Waits for a running upload of `id`, if any (errors ignored: the caller acts either way).
     func waitIfUploading(_ id: ItemIdentifier) async {
         guard lock.withLock({ dirty[id]?.uploading == true }) else { return }
-        try? await waitForUpload(id)
+        try? await waitForUpload(id, untilClean: true)
     }
 
     /// Waits until the remote confirmed `id`'s content as it is now (changes made after this call
-    /// are not waited for), or the item was dropped. Throws the upload's permanent failure.
+    /// are not waited for: fsync), or, `untilClean`, until no upload of it is left at all (before
+    /// a rename or delete, which must not race an upload still running). Returns at once for an
+    /// item that was dropped. Throws the upload's permanent failure.
     /// Call after `scheduleUpload` (or a close that schedules it).
-    public func waitForUpload(_ id: ItemIdentifier) async throws {
+    public func waitForUpload(_ id: ItemIdentifier, untilClean: Bool = false) async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
             let immediate: Result<Void, Error>? = lock.withLock {
                 guard let d = dirty[id] else { return .success(()) }
                 if let f = d.failure, !d.uploading { return .failure(f) }
-                dirty[id]!.waiters.append(UploadWaiter(generation: d.generation, continuation: c))
+                dirty[id]!.waiters.append(UploadWaiter(generation: untilClean ? Int.max : d.generation, continuation: c))
                 return nil
             }
             if let immediate { c.resume(with: immediate) }
@@ -217,7 +219,7 @@ extension Domain {
         let prefix = id.rawValue + "/"
         let ids = lock.withLock { dirty.keys.filter { $0 == id || $0.rawValue.hasPrefix(prefix) } }
         for d in ids { scheduleUpload(d) }
-        for d in ids { try await waitForUpload(d) }
+        for d in ids { try await waitForUpload(d, untilClean: true) }
     }
 
     /// Uploads still pending: how many items and bytes, and those that failed for good.
