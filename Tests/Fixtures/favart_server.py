@@ -132,8 +132,8 @@ class Handler(BaseHTTPRequestHandler):
                 raise APIError(404, "no endpoint %s %s" % (self.command, path))
             handler(params)
         except APIError as e:
-            if e.status == 413:
-                # The body was not read: the connection cannot carry another request.
+            if self.command == "POST":
+                # The body may not have been read: the connection cannot carry another request.
                 self.close_connection = True
             self.send_error_json(e.status, e.message)
         except (BrokenPipeError, ConnectionResetError):
