@@ -2,9 +2,9 @@ import CFuse
 import FavFSCore
 import Foundation
 
-/// A FUSE request handed to a Task: every request gets exactly one reply, also on error, on a
-/// deadline and on an interrupt. Whoever replies first wins; a later reply (the network work
-/// finishing after the deadline answered) is dropped, never sent for a freed request.
+/// A FUSE request handed to a Task: every request gets exactly one reply, also on error and on
+/// a deadline. Whoever replies first wins; a later reply (the network work finishing after the
+/// deadline answered) is dropped, never sent for a freed request.
 struct Request: @unchecked Sendable {
     let raw: fuse_req_t
     private let gate = ReplyGate()
@@ -16,6 +16,7 @@ struct Request: @unchecked Sendable {
     @discardableResult
     func reply(_ send: (fuse_req_t) -> Void) -> Bool {
         guard gate.claim() else { return false }
+        gate.cancelTimer()
         send(raw)
         return true
     }
@@ -30,13 +31,14 @@ struct Request: @unchecked Sendable {
     func answerWithin(_ seconds: Double, what: @autoclosure @escaping @Sendable () -> String, log: @escaping @Sendable (String) -> Void) {
         guard seconds > 0 else { return }
         let me = self
-        Task {
-            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        gate.setTimer(Task {
+            // Cancelled by the reply (a cold read must not leave a sleeping task per request).
+            do { try await Task.sleep(nanoseconds: UInt64(seconds * 1e9)) } catch { return }
             if me.gate.claim() {
                 log("\(what()): no answer from the remote within \(seconds) s; answered ETIMEDOUT (the work goes on in the background)")
                 fuse_reply_err(me.raw, ETIMEDOUT)
             }
-        }
+        })
     }
 }
 
@@ -44,6 +46,21 @@ struct Request: @unchecked Sendable {
 final class ReplyGate: @unchecked Sendable {
     private let lock = NSLock()
     private var answered = false
+    private var timer: Task<Void, Never>?
+
+    /// The deadline's timer; cancelled at once if the request was answered meanwhile.
+    func setTimer(_ t: Task<Void, Never>) {
+        let done = lock.withLock { () -> Bool in
+            if answered { return true }
+            timer = t
+            return false
+        }
+        if done { t.cancel() }
+    }
+
+    func cancelTimer() {
+        lock.withLock { () -> Task<Void, Never>? in defer { timer = nil }; return timer }?.cancel()
+    }
 
     /// True for the first caller only.
     func claim() -> Bool {

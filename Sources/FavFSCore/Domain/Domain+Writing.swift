@@ -16,7 +16,7 @@ extension Domain {
 
     /// Refuses a size the remote would not store (`maxFileSize`), before anything is written.
     func checkFileSize(_ id: ItemIdentifier, _ size: Int64) throws {
-        guard let limit = (provider as? any WritableProvider)?.maxFileSize, size > limit else { return }
+        guard let limit = maxFileSize, size > limit else { return }
         throw error(.tooLarge, id, "\(provider.remoteDescription) stores files of at most \(limit) bytes; this write would make it \(size)")
     }
 

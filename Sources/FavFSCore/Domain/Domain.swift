@@ -37,6 +37,8 @@ public final class Domain: @unchecked Sendable {
     /// memory says": without it a close persisting the memory's item could land after a newer
     /// item was stored but before memory had it, and the store kept the older one.
     let placeholderWrites = NSLock()
+    /// The remote's largest file (`WritableProvider.maxFileSize`), read once: checked on every write.
+    let maxFileSize: Int64?
     private var quotaCache: (at: Double, quota: Quota?)?
     /// The last error that said the remote could not be reached, with when (for status).
     var lastNetworkError: String?
@@ -46,6 +48,7 @@ public final class Domain: @unchecked Sendable {
         self.store = store
         self.content = content
         self.options = options
+        maxFileSize = (provider as? any WritableProvider)?.maxFileSize
         rootItem = (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder)
     }
 
