@@ -57,6 +57,13 @@ final class HostileServerEndToEndTests: XCTestCase {
             XCTAssertTrue(stat.stdout.contains("negative.bin 0 "), stat.stdout)
             XCTAssertEqual(try String(contentsOfFile: m.path + "/good.txt", encoding: .utf8), "good content\n")
 
+            // A folder answered with a login page (200, not 207): an error that says so.
+            let plain = try TimedProcess.sh("ls \(shq(m.path))/plain", timeout: 60)
+            XCTAssertFalse(plain.succeeded, "round \(round): ls of a folder answered with HTML: \(plain)")
+            let log = (try? String(contentsOf: m.cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? ""
+            XCTAssertTrue(log.contains("200 OK, not 207 Multi-Status"), "round \(round): the log should say what the server did wrong")
+            XCTAssertFalse(log.contains("PROPFIND failed: 200"), "round \(round)")
+
             // A body shorter than promised: EIO, never zeros.
             let short = try TimedProcess.sh("cat \(shq(m.path))/short.bin > /dev/null", timeout: 60)
             XCTAssertFalse(short.succeeded, "round \(round): a short GET must fail the read: \(short)")

@@ -27,6 +27,9 @@ ENTRIES = [
     ("/" + LONG_NAME, "13", "Mon, 23 Nov 2026 10:00:00 GMT", False),
     ("/short.bin", "100000", "Mon, 23 Nov 2026 10:00:00 GMT", False),
     ("/good.txt", str(len(GOOD)), "Mon, 23 Nov 2026 10:00:00 GMT", False),
+    # A folder whose PROPFIND gets a login page with 200 OK, as a captive portal or a
+    # misrouted proxy sends.
+    ("/plain/", "0", "Mon, 23 Nov 2026 10:00:00 GMT", True),
 ]
 
 
@@ -54,6 +57,14 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         if length:
             self.rfile.read(length)
+        if self.path == "/plain/":
+            page = b"<html><body><form>Please log in</form></body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+            return
         if self.path != "/":
             self.send_response(404)
             self.send_header("Content-Length", "0")

@@ -127,6 +127,17 @@ final class MultistatusTests: XCTestCase {
         XCTAssertThrowsError(try parse(#"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/x</D:href></D:multistatus>"#)) { e in
             XCTAssertTrue("\(e)".contains("malformed XML"), "\(e)")
         }
+        // libxml2's code in words, with the place; never Foundation's "NSXMLParserErrorDomain error 76".
+        XCTAssertThrowsError(try parse(#"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/x</D:href></D:propstat></D:response></D:multistatus>"#)) { e in
+            XCTAssertTrue("\(e)".contains("line 1, column"), "\(e)")
+            XCTAssertTrue("\(e)".contains("(libxml2 error "), "\(e)")
+            XCTAssertFalse("\(e)".contains("NSXMLParserErrorDomain"), "\(e)")
+        }
+        let bomb = #"<?xml version="1.0"?><!DOCTYPE m [<!ENTITY a "&b;"><!ENTITY b "&a;">]><D:multistatus xmlns:D="DAV:">&a;</D:multistatus>"#
+        XCTAssertThrowsError(try parse(bomb)) { e in
+            XCTAssertTrue("\(e)".contains("libxml2 error"), "\(e)")
+            XCTAssertFalse("\(e)".contains("NSXMLParserErrorDomain"), "\(e)")
+        }
         XCTAssertThrowsError(try parse("<html><body>Login</body></html>")) { e in
             XCTAssertTrue("\(e)".contains("multistatus"), "\(e)")
         }

@@ -38,7 +38,7 @@ enum S3XML {
         parser.delegate = delegate
         parser.shouldProcessNamespaces = true
         guard parser.parse() else {
-            throw ParseError(description: parser.parserError.map { "\($0.localizedDescription)" } ?? "XML parse error")
+            throw ParseError(description: "malformed XML at \(XMLParseFailure.describe(parser))")
         }
         guard delegate.sawRoot else {
             throw ParseError(description: "no ListBucketResult element")

@@ -47,8 +47,7 @@ enum Multistatus {
         let ok = parser.parse()
         if let failure = delegate.failure { throw MultistatusError(description: failure) }
         guard ok else {
-            let reason = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "unknown error"
-            throw MultistatusError(description: "malformed XML at line \(parser.lineNumber), column \(parser.columnNumber): \(reason)")
+            throw MultistatusError(description: "malformed XML at \(XMLParseFailure.describe(parser))")
         }
         // Foundation's XMLParser on Linux may not report a truncated or mismatched document as an
         // error, so the structure is checked here too.

@@ -174,6 +174,12 @@ public final class WebDAVProvider: Provider {
             throw errors.transport(error, method: "PROPFIND", path: identifier.rawValue)
         }
         guard response.status == 207 else {
+            // A 200 to PROPFIND is a server (or a proxy, or a login page) that does not speak
+            // WebDAV at this URL: "PROPFIND failed: 200 OK" would help nobody.
+            if (200..<300).contains(response.status) {
+                throw errors.invalid("the answer was \(response.status) \(WebDAVErrors.reason(response.status)), not 207 Multi-Status: it does not speak WebDAV at this URL (a plain web server, a proxy or a login page?)",
+                                     method: "PROPFIND", path: identifier.rawValue, status: response.status)
+            }
             throw errors.status(response.status, method: "PROPFIND", path: identifier.rawValue, body: response.body)
         }
         let errors = self.errors
