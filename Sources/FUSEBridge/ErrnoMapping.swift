@@ -20,6 +20,7 @@ public enum ErrnoMapping {
         case .invalidName: return EINVAL
         case .nameTooLong: return ENAMETOOLONG
         case .cancelled: return EINTR
+        case .locked: return EBUSY
         case .unreachable, .timedOut, .invalidResponse, .serverError, .localIO: return EIO
         }
     }

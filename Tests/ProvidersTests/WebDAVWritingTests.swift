@@ -124,10 +124,11 @@ final class WebDAVWritingTests: XCTestCase {
     }
 
     func testReplaceWithAWrongVersionIsVersionChanged() async throws {
-        let error = await expectError(.versionChanged, status: 412, path: "/old.txt") {
+        // Compared under a WebDAV lock, before anything is sent.
+        let error = await expectError(.versionChanged, status: 207, path: "/old.txt") {
             _ = try await self.upload("/old.txt", "clobber", .mustMatch("\"deadbeef-1-2\""))
         }
-        XCTAssertEqual(error?.detail, "PUT failed: 412 Precondition Failed")
+        XCTAssertEqual(error?.detail.hasPrefix("PUT not sent: the file changed on the server"), true, error?.detail ?? "")
         XCTAssertEqual(served("/old.txt"), "old content\n")
     }
 
@@ -163,8 +164,30 @@ final class WebDAVWritingTests: XCTestCase {
         let created = try await upload("/gone.txt", "soon gone", .mustNotExist)
         let weak = try XCTUnwrap(created.version)
         try FileManager.default.removeItem(at: server.documentRoot.appendingPathComponent("gone.txt"))
-        await expectError(.versionChanged, status: 404, path: "/gone.txt") { _ = try await self.upload("/gone.txt", "mine", .mustMatch(weak)) }
+        // LOCK with If-Match: * is refused for a missing file (and creates nothing).
+        await expectError(.versionChanged, status: 412, path: "/gone.txt") { _ = try await self.upload("/gone.txt", "mine", .mustMatch(weak)) }
         XCTAssertFalse(exists("/gone.txt"))
+    }
+
+    func testAFileLockedByAnotherClientIsLockedAndUntouchedThenWritable() async throws {
+        let old = try await provider.item(for: ItemIdentifier("/old.txt"))
+        let url = server.baseURL + "old.txt"
+        let lockinfo = #"<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>"#
+        // Another client (curl) holds a write lock.
+        let lock = try TimedProcess.run("/usr/bin/curl", ["-s", "-i", "-X", "LOCK", "-H", "Timeout: Second-60", "-H", "Content-Type: application/xml",
+                                                          "--data", lockinfo, url], timeout: 30)
+        let token = try XCTUnwrap(lock.stdout.split(whereSeparator: \.isNewline).first { $0.lowercased().hasPrefix("lock-token:") }?
+            .dropFirst("lock-token:".count).trimmingCharacters(in: .whitespacesAndNewlines), lock.stdout)
+        await expectError(.locked, status: 423, path: "/old.txt") {
+            _ = try await self.upload("/old.txt", "mine", .mustMatch(try XCTUnwrap(old.version)))
+        }
+        XCTAssertEqual(served("/old.txt"), "old content\n")
+        _ = try TimedProcess.run("/usr/bin/curl", ["-s", "-X", "UNLOCK", "-H", "Lock-Token: \(token)", url], timeout: 30)
+        _ = try await upload("/old.txt", "mine", .mustMatch(try XCTUnwrap(old.version)))
+        XCTAssertEqual(served("/old.txt"), "mine")
+        // favfs released its own lock: a client without locks can write.
+        let put = try TimedProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT", "--data", "theirs", url], timeout: 30)
+        XCTAssertEqual(put.stdout, "204")
     }
 
     func testPlainUploadReplacesWhateverIsThere() async throws {

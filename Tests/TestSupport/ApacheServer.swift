@@ -171,6 +171,14 @@ public final class ApacheServer: @unchecked Sendable {
     /// Removes config, logs and served files.
     public func remove() {
         stop()
+        // FAVFS_TEST_LOGS=DIR keeps the access and error logs (for debugging a failed run).
+        if let dir = ProcessInfo.processInfo.environment["FAVFS_TEST_LOGS"] {
+            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            for name in ["access.log", "error.log"] {
+                try? FileManager.default.copyItem(at: root.appendingPathComponent(name),
+                                                  to: URL(fileURLWithPath: dir).appendingPathComponent("apache-\(port)-\(name)"))
+            }
+        }
         try? FileManager.default.removeItem(at: root)
     }
 

@@ -21,6 +21,7 @@ public struct ProviderError: Error, Sendable, CustomStringConvertible, Equatable
         case invalidResponse   // EIO: the server said something we cannot parse
         case serverError       // EIO: 5xx and other unexpected statuses
         case cancelled         // EINTR
+        case locked            // EBUSY: another client holds a lock on it; try again later
         case localIO           // EIO: the cache disk or database failed
     }
 
@@ -53,7 +54,7 @@ public struct ProviderError: Error, Sendable, CustomStringConvertible, Equatable
     /// True for failures worth retrying later (network), false for answers (not found, denied).
     public var isTransient: Bool {
         switch kind {
-        case .unreachable, .timedOut, .serverError: return true
+        case .unreachable, .timedOut, .serverError, .locked: return true
         default: return false
         }
     }

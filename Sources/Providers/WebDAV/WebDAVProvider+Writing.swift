@@ -22,36 +22,59 @@ extension WebDAVProvider: WritableProvider {
 
     // MARK: upload
 
-    /// PUT from the content source, streamed from its fd. The precondition is checked by the
-    /// server with the write (`If-None-Match: *`, `If-Match`), except for a weak base version:
-    /// see `checkUnchanged`.
+    /// PUT from the content source, streamed from its fd. The server checks the precondition
+    /// with the write: `If-None-Match: *` for a new file; for an existing one the version is
+    /// compared under a WebDAV write lock (see WebDAVProvider+Locking.swift), or, where the
+    /// server has no locks, with `If-Match` (see `strongTag` for Apache's weak ETags).
     public func upload(_ id: ItemIdentifier, from source: ContentSource, precondition: UploadPrecondition) async throws -> Item {
         let path = id.rawValue
         var headers: [CurlHeader] = []
         var meaning: [Int: ProviderError.Kind] = [409: .notFound, 413: .tooLarge, 507: .noSpace]
+        var held: WriteLock?
         switch precondition {
         case .mustNotExist:
+            // Two clients creating one name at the same moment can both pass this (the window
+            // of one PUT's transfer): a LOCK of a missing file would create it empty.
             headers.append(CurlHeader("If-None-Match", "*"))
             meaning[412] = .exists
-        case .mustMatch(let version) where WebDAVETag.isWeak(version):
-            // If-Match compares strongly, so a weak tag would always fail: compare here instead
-            // and PUT without a precondition. A change between this PROPFIND and the PUT (a
-            // window of one round trip) is overwritten; that is the price of a base version
-            // Apache only gave out weakly (the file was less than a second old when read).
-            try await checkUnchanged(id, base: version)
         case .mustMatch(let version):
-            headers.append(CurlHeader("If-Match", version))
-            meaning[412] = .versionChanged
+            if let lock = try await lockForWriting(id) {
+                held = lock
+                do {
+                    // Nobody who honours locks can change it now: compare, then write.
+                    _ = try await currentTag(id, base: version)
+                } catch {
+                    await unlock(id, lock)
+                    throw error
+                }
+                headers.append(CurlHeader("If", "(\(lock.token))"))
+                meaning[412] = .versionChanged
+            } else if WebDAVETag.isWeak(version) {
+                // If-Match compares strongly, so a weak tag never matches.
+                if let strong = try await strongTag(id, base: version) {
+                    headers.append(CurlHeader("If-Match", strong))
+                    meaning[412] = .versionChanged
+                }
+            } else {
+                headers.append(CurlHeader("If-Match", version))
+                meaning[412] = .versionChanged
+            }
         case .none:
             break
         }
         let request = CurlRequest(method: "PUT", url: paths.url(for: id, isFolder: false), headers: headers,
                                   credentials: configuration.credentials)
-        let response: CurlResponse
+        let result: Result<CurlResponse, Error>
         do {
-            response = try await transport.upload(request, from: source.fd, length: source.length)
+            result = .success(try await transport.upload(request, from: source.fd, length: source.length))
         } catch {
-            throw errors.transport(error, method: "PUT", path: path)
+            result = .failure(error)
+        }
+        if let held { await unlock(id, held) }
+        let response: CurlResponse
+        switch result {
+        case .success(let r): response = r
+        case .failure(let error): throw errors.transport(error, method: "PUT", path: path)
         }
         guard (200..<300).contains(response.status) else {
             throw errors.status(response.status, method: "PUT", path: path, body: response.body, meaning: meaning)
@@ -60,21 +83,45 @@ extension WebDAVProvider: WritableProvider {
         return await itemAfterChange(id, isFolder: false, fallback: uploaded, method: "PUT")
     }
 
-    /// Throws `.versionChanged` unless the file's current ETag equals `base` (weakly).
-    private func checkUnchanged(_ id: ItemIdentifier, base: String) async throws {
+    /// The file's tag now, when it still is `base` (compared weakly); else `.versionChanged`.
+    private func currentTag(_ id: ItemIdentifier, base: String) async throws -> String {
         let current: Item
         do {
             current = try await single(id, isFolder: false)
         } catch let error as ProviderError where error.kind == .notFound || error.status == 301 {
             // Gone since it was read (or a folder now: Apache answers a folder's file URL with 301).
             throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, status: error.status,
-                                detail: "PUT refused: the file is no longer there (PROPFIND: \(error.status.map { "\($0) \(WebDAVErrors.reason($0))" } ?? error.detail)); its base version was \(base)")
+                                detail: "PUT not sent: the file is no longer there (PROPFIND: \(error.status.map { "\($0) \(WebDAVErrors.reason($0))" } ?? error.detail)); its base version was \(base)")
         }
         guard current.kind == .file, let now = current.version, WebDAVETag.weaklyEqual(now, base) else {
             throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, status: 207,
-                                detail: "PUT refused: the file changed on the server (ETag \(current.version ?? "none"), base version \(base))")
+                                detail: "PUT not sent: the file changed on the server (ETag \(current.version ?? "none"), base version \(base))")
+        }
+        return now
+    }
+
+    /// For a server without locks: the strong form of `base` for `If-Match`. Apache gives the
+    /// strong form of the same tag once the file is a second old, so this waits for it. Nil when
+    /// the tag stays weak for `strongTagWait`: a server whose tags are always weak gets an
+    /// unconditional PUT after this check, and a change in the one round trip between them is
+    /// overwritten (the window the README documents).
+    private func strongTag(_ id: ItemIdentifier, base: String) async throws -> String? {
+        let deadline = Date().addingTimeInterval(Self.strongTagWait)
+        while true {
+            let now = try await currentTag(id, base: base)
+            if !WebDAVETag.isWeak(now) { return now }
+            if Date() >= deadline {
+                log.info("the server keeps a weak ETag; PUT after a version check, without If-Match", metadata: [
+                    "remote": "\(remoteDescription)", "path": "\(id.rawValue)", "etag": "\(now)",
+                ])
+                return nil
+            }
+            try await Task.sleep(nanoseconds: 250_000_000)
         }
     }
+
+    /// How long to wait for a weak ETag to turn strong: Apache's takes one second.
+    static let strongTagWait: TimeInterval = 2.5
 
     // MARK: folders
 

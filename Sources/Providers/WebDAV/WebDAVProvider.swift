@@ -29,6 +29,10 @@ public final class WebDAVProvider: Provider {
     let paths: WebDAVPaths
     let errors: WebDAVErrors
     let log = Logger(label: "favfs.webdav")
+    /// Set when the server showed it has no WebDAV locks (see WebDAVProvider+Locking.swift).
+    let lockingUnsupported = OnceFlag()
+    /// LOCK and UNLOCK go one at a time (see SerialGate).
+    let lockRequests = SerialGate()
 
     /// The properties a listing needs, and nothing more (each costs the server a lookup).
     static let itemProperties = ["resourcetype", "getcontentlength", "getlastmodified", "getetag"]
