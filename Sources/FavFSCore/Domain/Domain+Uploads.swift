@@ -48,6 +48,13 @@ extension Domain {
                 if await commit(id, uploaded: uploaded, generation: generation) { return }
                 attempt = 0 // changed meanwhile: upload again, now based on what we just sent
             } catch let e as ProviderError where e.kind == .versionChanged || (e.kind == .exists && journal.isNew) {
+                // The server may hold these very bytes already (an upload confirmed just
+                // before a kill, whose journal update was lost): then it is done, not a conflict.
+                if let same = await remoteItemWithSameContent(id) {
+                    log.info("\(id): the server already has this content (\(e.detail)); recorded as uploaded, no conflict copy")
+                    if await commit(id, uploaded: same, generation: generation) { return }
+                    continue
+                }
                 await saveConflictCopy(id, item: item, cause: e)
                 return
             } catch let e as ProviderError where e.isTransient {
