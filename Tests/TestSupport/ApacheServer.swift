@@ -18,9 +18,12 @@ public final class ApacheServer: @unchecked Sendable {
     public var davURL: String { "dav://127.0.0.1:\(port)/files/" }
     public var accessLog: URL { root.appendingPathComponent("access.log") }
     public private(set) var isRunning = false
+    private let extraConfig: String
 
     /// Creates the folders and config; `start()` runs the server.
-    public init(auth: Auth = .none, port: Int? = nil, mode: Mode = .webdav) throws {
+    /// `extraConfig`: lines appended to httpd.conf (e.g. a `<Location>` with limits).
+    public init(auth: Auth = .none, port: Int? = nil, mode: Mode = .webdav, extraConfig: String = "") throws {
+        self.extraConfig = extraConfig
         root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-apache-\(UUID().uuidString.prefix(8))")
         documentRoot = root.appendingPathComponent("files")
         self.auth = auth
@@ -99,6 +102,7 @@ public final class ApacheServer: @unchecked Sendable {
             DirectoryIndex disabled
             \(authBlock.isEmpty ? "Require all granted" : authBlock)
         </Directory>
+        \(extraConfig)
         """
         try FileManager.default.createDirectory(at: root.appendingPathComponent("lock"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: root.appendingPathComponent("docroot"), withIntermediateDirectories: true)

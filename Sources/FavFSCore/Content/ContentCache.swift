@@ -14,10 +14,10 @@ public final class ContentCache: @unchecked Sendable {
     public let chunkSize: Int64
     /// Longer missing runs are split into requests of at most this many bytes, fetched in parallel.
     public let maxRequestSize: Int64
-    private let log = Logger(label: "favfs.content")
+    let log = Logger(label: "favfs.content")
 
-    private let lock = NSLock()
-    private var entries: [ItemIdentifier: ContentEntry] = [:]
+    let lock = NSLock()
+    var entries: [ItemIdentifier: ContentEntry] = [:]
     private var nextFile: Int64
     private var evictionPending = false
 
@@ -32,7 +32,7 @@ public final class ContentCache: @unchecked Sendable {
         nextFile = try store.maxContentFileNumber() + 1
     }
 
-    private func path(_ file: String) -> String { directory.appendingPathComponent(file).path }
+    func path(_ file: String) -> String { directory.appendingPathComponent(file).path }
 
     private func localError(_ what: String, _ id: ItemIdentifier, _ err: Int32 = errno) -> ProviderError {
         // Past what the cache disk's file system holds (ext4: 16 TiB): the file is too large.
@@ -308,38 +308,6 @@ public final class ContentCache: @unchecked Sendable {
         }
         files += rescueUnknownFiles()
         return (files, bytes)
-    }
-
-    /// Where content no database record names is kept: `CACHEDIR/lost+found`.
-    public var lostAndFound: URL { directory.deletingLastPathComponent().appendingPathComponent("lost+found") }
-
-    /// Content files no record names: an empty one (a crash between create and its first byte)
-    /// is removed; any other may be the only copy of something written here (the database was
-    /// deleted or damaged while it was dirty), so it is moved to `lostAndFound`, never deleted.
-    /// Returns how many files were handled. Called at mount and at unmount.
-    @discardableResult
-    public func rescueUnknownFiles() -> Int {
-        let known = Set(((try? store.contentByLastUse()) ?? []).map(\.file))
-        var handled = 0
-        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !known.contains(name) {
-            lock.lock()
-            let inUse = entries.values.contains { $0.file == name }
-            lock.unlock()
-            if inUse { continue }
-            var st = stat()
-            guard lstat(path(name), &st) == 0 else { continue }
-            handled += 1
-            if st.st_size == 0 { unlink(path(name)); continue }
-            try? FileManager.default.createDirectory(at: lostAndFound, withIntermediateDirectories: true)
-            let target = lostAndFound.appendingPathComponent("\(stamp)-content-\(name)").path
-            if rename(path(name), target) == 0 {
-                log.warning("content file \(name) (\(st.st_size) bytes) is not known to the database: kept as \(target)")
-            } else {
-                log.error("content file \(name) is not known to the database and could not be moved to \(lostAndFound.path): \(String(cString: strerror(errno)))")
-            }
-        }
-        return handled
     }
 
     /// How much of an item's current version is on disk (for status).

@@ -32,6 +32,7 @@ extension Domain {
 
     private func uploadLoop(_ id: ItemIdentifier) async {
         var attempt = 0
+        var recreatedFolders = false
         while true {
             guard let (journal, generation) = lock.withLock({ dirty[id].map { ($0.journal, $0.generation) } }) else { return }
             guard let item = cachedItem(id), item.kind == .file, let w = try? writer(id) else {
@@ -70,16 +71,26 @@ extension Domain {
             } catch where lock.withLock({ dirty[id] != nil && dirty[id]!.generation != generation }) {
                 // The file changed under the upload (a truncate made it read short): go again.
                 log.debug("upload of \(id) raced a local change (\(error)); again")
-            } catch {
-                // Denied, no space, too large...: the content stays dirty in the cache (nothing is
-                // lost) and is tried again on the next change, fsync or mount.
-                let e = error as? ProviderError ?? self.error(.localIO, id, "\(error)")
+            } catch let e as ProviderError where e.kind == .notFound && !recreatedFolders {
+                // The folder was deleted on the server: put it back, the file stays where it is.
+                recreatedFolders = true
+                if await recreateMissingFolders(above: id) { continue }
+                await abandonUpload(id, e)
+                return
+            } catch let e as ProviderError where !e.isPermanentRefusal {
+                // The cache disk, a cancelled task, a reply we could not read: the content
+                // stays dirty where it is and is tried again on the next change, fsync or mount.
                 var j = journal
                 j.attempts += 1
                 j.lastError = e.description
                 try? store.saveJournal(j)
                 log.error("upload of \(id) failed: \(e); the local content is kept in the cache")
                 finishFailed(id, e)
+                return
+            } catch {
+                // Denied, no space at the server, too large, a name it refuses: retrying would
+                // give the same answer. The content goes to lost+found.
+                await abandonUpload(id, error as? ProviderError ?? self.error(.serverError, id, "\(error)"))
                 return
             }
         }
@@ -139,7 +150,7 @@ extension Domain {
         return false
     }
 
-    private func finishFailed(_ id: ItemIdentifier, _ e: ProviderError) {
+    func finishFailed(_ id: ItemIdentifier, _ e: ProviderError) {
         let waiters = lock.withLock { () -> [UploadWaiter] in
             guard dirty[id] != nil else { return [] }
             dirty[id]!.uploading = false
@@ -171,6 +182,7 @@ extension Domain {
         guard let parent = id.parent, let w = try? writer(id) else { return }
         let now = Date()
         var attempt = 0
+        var recreatedFolders = false
         while true {
             let copyId = parent.child(Self.conflictName(id.name, date: now, attempt: attempt))
             do {
@@ -185,9 +197,18 @@ extension Domain {
                 attempt += 1
             } catch let e as ProviderError where e.isTransient {
                 try? await Task.sleep(nanoseconds: 2_000_000_000)
+            } catch let e as ProviderError where e.kind == .notFound && !recreatedFolders {
+                recreatedFolders = true
+                if await recreateMissingFolders(above: copyId) { continue }
+                await abandonUpload(id, e)
+                return
+            } catch let e as ProviderError where !e.isPermanentRefusal {
+                log.error("cannot save the conflict copy of \(id): \(e); the local content stays in the cache")
+                finishFailed(id, e)
+                return
             } catch {
-                log.error("cannot save the conflict copy of \(id): \(error); the local content stays in the cache")
-                finishFailed(id, error as? ProviderError ?? self.error(.localIO, id, "\(error)"))
+                log.error("cannot save the conflict copy of \(id): \(error)")
+                await abandonUpload(id, error as? ProviderError ?? self.error(.serverError, id, "\(error)"))
                 return
             }
         }
