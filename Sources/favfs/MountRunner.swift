@@ -74,6 +74,7 @@ struct MountRunner {
         options.readOnly = command.readOnly
         let content = try ContentCache(directory: URL(fileURLWithPath: cacheDir).appendingPathComponent("content"),
                                        store: store, limit: options.cacheLimit)
+        Self.warnIfCacheLimitExceedsDisk(cacheDir: cacheDir, limit: options.cacheLimit, used: (try? store.contentBytes()) ?? 0)
         // Content the database does not know (it was lost or damaged while files were dirty):
         // kept in CACHEDIR/lost+found, never deleted.
         if content.rescueUnknownFiles() > 0, FileManager.default.fileExists(atPath: content.lostAndFound.path) {
@@ -144,6 +145,16 @@ struct MountRunner {
         if let socket = ControlChannel.path(for: mountpoint) { unlink(socket) }
         close(lockFD)
         return rc == 0 ? 0 : 1
+    }
+
+    /// A `--cache-size` larger than the cache disk can hold is not an error (favfs evicts when
+    /// the disk fills), but the user should know the limit is not the real one.
+    static func warnIfCacheLimitExceedsDisk(cacheDir: String, limit: Int64, used: Int64) {
+        var fs = statvfs()
+        guard statvfs(cacheDir, &fs) == 0 else { return }
+        let free = Int64(fs.f_bavail) * Int64(fs.f_frsize)
+        guard limit > free + used else { return }
+        Logger(label: "favfs").warning("--cache-size \(ByteSize.format(limit)) is more than the cache disk holds (\(ByteSize.format(free)) free at \(cacheDir)): when the disk fills, favfs evicts least recently used content, and a read fails with ENOSPC only when nothing can be evicted")
     }
 
     /// The placeholder database of `cacheDir`. A damaged one (truncated, overwritten: SQLite's

@@ -207,6 +207,19 @@ public final class ContentCache: @unchecked Sendable {
 
     private func download(_ e: ContentEntry, item: Item, span: Range<Int64>, provider: any Provider) async throws {
         do {
+            try await downloadOnce(e, item: item, span: span, provider: provider)
+        } catch let error as ProviderError where error.kind == .noSpace {
+            // The cache disk is full: make room from least recently used clean content, and
+            // try once more. If nothing can go, this read fails with ENOSPC and the mount stays.
+            let freed = evictForSpace(needed: Int64(span.count), except: e.id)
+            guard freed > 0 else { throw error }
+            log.warning("the cache disk is full: evicted \(freed) bytes of least recently used content to read \(item.identifier)")
+            try await downloadOnce(e, item: item, span: span, provider: provider)
+        }
+    }
+
+    private func downloadOnce(_ e: ContentEntry, item: Item, span: Range<Int64>, provider: any Provider) async throws {
+        do {
             // Bytes count as present as they land, so readers of the first chunk of a 2 MiB
             // request do not wait for its last.
             let sink = ContentSink(fd: e.fd) { written in
@@ -227,8 +240,14 @@ public final class ContentCache: @unchecked Sendable {
             // Off the cooperative pool: the write waits for SQLite's writer, which a large
             // listing being saved holds for up to a second, and readers' tasks need the pool.
             let store = self.store
-            do { try await BlockingWork.run { try store.saveContent(record) } }
-            catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
+            do {
+                try await BlockingWork.run { try store.saveContent(record) }
+            } catch where PlaceholderStore.isDiskFull(error) && evictForSpace(needed: 1 << 20, except: item.identifier) > 0 {
+                do { try await BlockingWork.run { try store.saveContent(record) } }
+                catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
+            } catch {
+                log.warning("cannot record cached ranges of \(item.identifier): \(error)")
+            }
         } catch let error as ProviderError where error.kind == .versionChanged {
             e.withLock { e.stale = true; e.ranges.removeAll() }
             try? store.deleteContent(item.identifier)
@@ -282,6 +301,18 @@ public final class ContentCache: @unchecked Sendable {
             if r.pinned || r.ranges.isEmpty || dirty.contains(r.id) { continue }
             if evict(r) { excess -= r.ranges.count }
         }
+    }
+
+    /// Evicts least recently used clean content (not pinned, not dirty, not in use, not
+    /// `except`) until about twice `needed` bytes are freed. Returns the bytes freed.
+    func evictForSpace(needed: Int64, except: ItemIdentifier) -> Int64 {
+        var freed: Int64 = 0
+        let dirty = dirtyItems()
+        for r in (try? store.contentByLastUse()) ?? [] where freed < 2 * max(needed, chunkSize) {
+            if r.pinned || r.ranges.isEmpty || dirty.contains(r.id) || r.id == except { continue }
+            if evict(r) { freed += r.ranges.count }
+        }
+        return freed
     }
 
     /// stopProviding: drops the cached content of one item (not if open, pinned or downloading).

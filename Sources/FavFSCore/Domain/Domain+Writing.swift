@@ -77,7 +77,14 @@ extension Domain {
         }
         if exists { return }
         let j = PlaceholderStore.JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Self.now)
-        do { try store.saveJournal(j) } catch { throw self.error(.localIO, id, "cannot record the change: \(error)") }
+        do {
+            try store.saveJournal(j)
+        } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id) > 0 {
+            // The cache disk is full: clean content made room; the journal row must be written.
+            do { try store.saveJournal(j) } catch { throw self.error(.noSpace, id, "cannot record the change: \(error)") }
+        } catch {
+            throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot record the change: \(error)")
+        }
         lock.withLock {
             if dirty[id] == nil { dirty[id] = DirtyState(journal: j) } else { dirty[id]!.generation += 1 }
         }

@@ -30,6 +30,11 @@ public final class PlaceholderStore: Sendable {
         public var description: String { "\(path) is damaged: \(findings.prefix(3).joined(separator: "; "))" }
     }
 
+    /// Whether `error` is SQLite saying the disk (or the database's size limit) is full.
+    public static func isDiskFull(_ error: Error) -> Bool {
+        (error as? DatabaseError)?.resultCode == .SQLITE_FULL
+    }
+
     private static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in

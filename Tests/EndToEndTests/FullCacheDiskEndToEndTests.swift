@@ -1,0 +1,56 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// A cache disk that fills up: a 12 MiB tmpfs as the cache dir, with `--cache-size` far above
+/// it. Reads evict least recently used content when the disk is full and go on; a file larger
+/// than the whole disk fails its read with ENOSPC, and the mount stays usable afterwards.
+final class FullCacheDiskEndToEndTests: XCTestCase {
+    func testAFullCacheDiskEvictsAndTheMountStaysUsable() throws {
+        try E2EGate.require(apache: true)
+        guard getuid() == 0 else { throw XCTSkip("mounting a tmpfs needs root") }
+        let apache = try ApacheServer()
+        var files: [String: Data] = [:]
+        for i in 0..<4 {
+            files["f\(i).bin"] = Data((0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* (i + 3) &+ $0 >> 13) })
+        }
+        files["huge.bin"] = Data((0..<(16 << 20)).map { UInt8(truncatingIfNeeded: $0 >> 7) })
+        for (name, data) in files { try data.write(to: apache.documentRoot.appendingPathComponent(name)) }
+        try apache.start()
+        defer { apache.remove() }
+
+        let disk = URL(fileURLWithPath: "/tmp/favfs-tmpfs-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        let mounted = try TimedProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=12m", "tmpfs", disk.path], timeout: 30)
+        guard mounted.succeeded else { throw XCTSkip("cannot mount a tmpfs here: \(mounted)") }
+        defer {
+            _ = try? TimedProcess.run("/bin/umount", ["-l", disk.path], timeout: 30)
+            try? FileManager.default.removeItem(at: disk)
+        }
+        let m = try MountedFavFS(remote: apache.davURL, cacheDir: disk.appendingPathComponent("cache"))
+        defer { m.tearDown() }
+        try m.mountOrThrow(extraArgs: ["--cache-size", "1G"])
+        let log = { (try? String(contentsOf: m.cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? "" }
+        XCTAssertTrue(log().contains("is more than the cache disk holds"), "no warning about --cache-size at mount")
+
+        // Three rounds over 16 MiB of files on a 12 MiB disk: each read must evict to succeed.
+        for round in 0..<3 {
+            for i in 0..<4 {
+                let name = "f\(i).bin"
+                XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/" + name), files[name], "round \(round): \(name)")
+            }
+        }
+        XCTAssertTrue(log().contains("the cache disk is full: evicted"), "no eviction was logged")
+
+        // Larger than the whole disk: ENOSPC for that read, nothing else breaks.
+        let huge = try TimedProcess.sh("cat \(shq(m.path + "/huge.bin")) > /dev/null", timeout: 120)
+        XCTAssertFalse(huge.succeeded, "a 16 MiB file cannot fit a 12 MiB cache disk: \(huge)")
+        XCTAssertTrue(huge.stderr.contains("No space left on device"), huge.stderr)
+        XCTAssertTrue(m.isMounted)
+        XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/f2.bin"), files["f2.bin"], "the mount is not usable after ENOSPC")
+        // Writing still works too (the upload streams from the cache file).
+        XCTAssertNil(TwoWritersEndToEndTests.rewrite(m.path + "/note.txt", with: "still fine\n", create: true))
+        XCTAssertTrue(try m.unmount().succeeded)
+        XCTAssertEqual(try String(contentsOf: apache.documentRoot.appendingPathComponent("note.txt"), encoding: .utf8), "still fine\n")
+    }
+}
