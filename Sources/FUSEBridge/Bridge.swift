@@ -57,8 +57,10 @@ final class Bridge: @unchecked Sendable {
     func forget(_ ino: UInt64, _ n: UInt64) { inodes.forget(ino, n) }
 
     /// Starts the deadline of a request that may wait on the network: `ETIMEDOUT` after
-    /// `options.requestTimeout` seconds unless it was answered (see `Request.answerWithin`).
+    /// `options.requestTimeout` seconds unless it was answered (see `Request.answerWithin`),
+    /// and `EINTR` as soon as its caller is interrupted (see `Request.answerInterrupts`).
     func deadline(_ req: Request, _ what: String) {
+        req.answerInterrupts()
         let log = self.log
         req.answerWithin(options.requestTimeout, what: what, log: { log.warning("\($0)") })
     }

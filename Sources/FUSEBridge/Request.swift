@@ -17,8 +17,25 @@ struct Request: @unchecked Sendable {
     func reply(_ send: (fuse_req_t) -> Void) -> Bool {
         guard gate.claim() else { return false }
         gate.cancelTimer()
+        InterruptTable.shared.remove(gate.interruptKey)
         send(raw)
         return true
+    }
+
+    /// Answers `EINTR` at once when the caller is interrupted (a signal: Ctrl-C, a kill), so
+    /// the program is not held until the server answers. libfuse calls the callback with the
+    /// request's own key; a key no longer in the table (answered meanwhile) is ignored, so no
+    /// pointer to Swift memory ever reaches C.
+    func answerInterrupts() {
+        let key = InterruptTable.shared.add(self)
+        gate.interruptKey = key
+        fuse_req_interrupt_func(raw, { _, data in
+            guard let request = InterruptTable.shared.take(UInt(bitPattern: data)) else { return }
+            if request.gate.claim() {
+                request.gate.cancelTimer()
+                fuse_reply_err(request.raw, EINTR)
+            }
+        }, UnsafeMutableRawPointer(bitPattern: key))
     }
 
     func fail(_ errno: Int32) { reply { fuse_reply_err($0, errno) } }
@@ -46,6 +63,8 @@ struct Request: @unchecked Sendable {
 final class ReplyGate: @unchecked Sendable {
     private let lock = NSLock()
     private var answered = false
+    /// The request's key in `InterruptTable` (0: none); set before the work starts.
+    var interruptKey: UInt = 0
     private var timer: Task<Void, Never>?
 
     /// The deadline's timer; cancelled at once if the request was answered meanwhile.
@@ -69,5 +88,29 @@ final class ReplyGate: @unchecked Sendable {
             answered = true
             return true
         }
+    }
+}
+
+/// Requests that can be interrupted, by key (libfuse hands the key back to the callback).
+final class InterruptTable: @unchecked Sendable {
+    static let shared = InterruptTable()
+    private let lock = NSLock()
+    private var requests: [UInt: Request] = [:]
+    private var next: UInt = 1
+
+    func add(_ request: Request) -> UInt {
+        lock.withLock {
+            let key = next
+            next += 1
+            requests[key] = request
+            return key
+        }
+    }
+
+    func take(_ key: UInt) -> Request? { lock.withLock { requests.removeValue(forKey: key) } }
+
+    func remove(_ key: UInt) {
+        guard key != 0 else { return }
+        _ = lock.withLock { requests.removeValue(forKey: key) }
     }
 }

@@ -55,4 +55,32 @@ final class HungServerEndToEndTests: XCTestCase {
         XCTAssertTrue(r.succeeded, "unmount: \(r)")
         XCTAssertEqual(try? String(contentsOf: docs.appendingPathComponent("w.txt"), encoding: .utf8), "written while the server hung\n")
     }
+
+    /// Ctrl-C on a program waiting on a hung server: with no `--timeout` (0) the kernel would
+    /// hold the program until the server answered; FUSE_INTERRUPT is answered EINTR at once.
+    func testAnInterruptedCallAnswersAtOnce() throws {
+        try E2EGate.require(apache: true)
+        let apache = try ApacheServer()
+        let docs = apache.documentRoot
+        try FileManager.default.createDirectory(at: docs.appendingPathComponent("b"), withIntermediateDirectories: true)
+        try Data(repeating: 7, count: 4 << 20).write(to: docs.appendingPathComponent("big.bin"))
+        try apache.start()
+        defer { apache.resume(); apache.remove() }
+        let m = try MountedFavFS(remote: apache.davURL)
+        defer { m.tearDown() }
+        try m.mountOrThrow(extraArgs: ["--timeout", "0"])
+        XCTAssertEqual(try TimedProcess.sh("ls \(shq(m.path))", timeout: 30).status, 0)
+        apache.pause()
+        // Each waits on the hung server, gets SIGINT after 1 s, and must be gone soon after.
+        var timings: [String] = []
+        for (what, command) in [("read", "exec cat \(shq(m.path))/big.bin > /dev/null"), ("ls", "exec ls \(shq(m.path))/b")] {
+            let r = try TimedProcess.sh("\(command) & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo status=$?", timeout: 90)
+            let after = r.elapsed - 1
+            XCTAssertLessThan(after, 10, "\(what): the interrupted program waited \(after) s for a hung server: \(r)")
+            timings.append("\(what) \(String(format: "%.2f", after)) s")
+        }
+        print("interrupted on a hung server with --timeout 0: " + timings.joined(separator: ", "))
+        apache.resume()
+        XCTAssertTrue(try m.unmount(timeout: 120).succeeded)
+    }
 }
