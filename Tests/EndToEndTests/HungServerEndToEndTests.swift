@@ -83,4 +83,29 @@ final class HungServerEndToEndTests: XCTestCase {
         apache.resume()
         XCTAssertTrue(try m.unmount(timeout: 120).succeeded)
     }
+
+    /// A server that trickles (2 bytes/s through a proxy: a low-speed limit alone never fires):
+    /// a cold read answers within `--timeout` instead of holding the reader for minutes.
+    func testATricklingServerDoesNotHoldAReader() throws {
+        try E2EGate.require(apache: true)
+        guard let python = FavartServer.python else { throw XCTSkip("python3 is needed for the trickling proxy") }
+        let apache = try ApacheServer()
+        try Data(repeating: 9, count: 1 << 20).write(to: apache.documentRoot.appendingPathComponent("slow.bin"))
+        try apache.start()
+        defer { apache.remove() }
+        let port = try FreePort.next()
+        let script = URL(fileURLWithPath: FavartServer.script).deletingLastPathComponent().appendingPathComponent("trickle_proxy.py").path
+        let proxy = try BackgroundProcess(python, [script, "\(port)", "\(apache.port)", "2"],
+                                          logFile: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-trickle-\(port).log"))
+        defer { proxy.stop() }
+        guard FreePort.waitUntilListening(port: port, timeout: 10) else { throw ShellError("the proxy did not start: \(proxy.log())") }
+        let m = try MountedFavFS(remote: "dav://127.0.0.1:\(port)/files/")
+        defer { m.tearDown() }
+        try m.mountOrThrow(extraArgs: ["--timeout", "5"])
+        let read = try TimedProcess.sh("head -c 4096 \(shq(m.path))/slow.bin > /dev/null", timeout: 300)
+        XCTAssertFalse(read.succeeded, "a read at 2 bytes/s cannot bring 4 KiB in time: \(read)")
+        XCTAssertLessThan(read.elapsed, 20, "the trickled read took \(read.elapsed) s")
+        XCTAssertTrue(m.isMounted)
+        print("trickling server (2 bytes/s), --timeout 5: the read answered in \(String(format: "%.1f", read.elapsed)) s")
+    }
 }
