@@ -15,6 +15,8 @@ final class Bridge: @unchecked Sendable {
     private let lock = NSLock()
     private var directories: [UInt64: [Item]] = [:]
     private var nextDirectory: UInt64 = 1
+    /// When a read of a handle last timed out (see `readDeadline`).
+    private var readTimedOutAt: [UInt64: Date] = [:]
 
     init(domain: Domain, options: FUSEMount.Options) {
         self.domain = domain
@@ -59,10 +61,18 @@ final class Bridge: @unchecked Sendable {
     /// Starts the deadline of a request that may wait on the network: `ETIMEDOUT` after
     /// `options.requestTimeout` seconds unless it was answered (see `Request.answerWithin`),
     /// and `EINTR` as soon as its caller is interrupted (see `Request.answerInterrupts`).
-    func deadline(_ req: Request, _ what: String) {
+    func deadline(_ req: Request, _ what: String, seconds: Double? = nil, onTimeout: (@Sendable () -> Void)? = nil) {
         req.answerInterrupts()
         let log = self.log
-        req.answerWithin(options.requestTimeout, what: what, log: { log.warning("\($0)") })
+        req.answerWithin(seconds ?? options.requestTimeout, what: what, log: { log.warning("\($0)"); onTimeout?() })
+    }
+
+    /// A read that timed out is retried by the kernel at once (the page cache's synchronous
+    /// retry after a failed readahead): that retry gets a short deadline, so a program on a
+    /// hung server waits one `--timeout` for its read, not two.
+    private func readDeadline(handle fh: UInt64) -> Double? {
+        let recent = lock.withLock { readTimedOutAt[fh].map { Date().timeIntervalSince($0) < options.requestTimeout } ?? false }
+        return recent ? min(options.requestTimeout, 0.05) : nil
     }
 
     /// The attributes of the item an inode names; one deleted while open has no links left.
@@ -196,7 +206,9 @@ final class Bridge: @unchecked Sendable {
         if let r = domain.readIfPresent(handle: fh, offset: offset, size: size) {
             return reply(req, r)
         }
-        deadline(req, "read")
+        deadline(req, "read", seconds: readDeadline(handle: fh), onTimeout: { [self] in
+            lock.withLock { readTimedOutAt[fh] = Date() }
+        })
         Task {
             do {
                 reply(req, try await domain.read(handle: fh, offset: offset, size: size))
@@ -216,6 +228,7 @@ final class Bridge: @unchecked Sendable {
     }
 
     func release(_ req: Request, _ fh: UInt64) {
+        lock.withLock { _ = readTimedOutAt.removeValue(forKey: fh) }
         domain.closeFile(fh)
         req.ok()
     }
