@@ -92,7 +92,7 @@ final class ControlServer: @unchecked Sendable {
         for f in s.failedUploads { lines.append("failed upload: \(f)") }
         let lost = domain.content.lostAndFound
         let kept = (try? FileManager.default.contentsOfDirectory(atPath: lost.path)) ?? []
-        if !kept.isEmpty { lines.append("lost+found: \(kept.count) files the database did not know, kept in \(lost.path)") }
+        if !kept.isEmpty { lines.append("lost+found: \(kept.count) files not on the server (refused uploads, content the database lost), kept in \(lost.path)") }
         if let e = s.lastNetworkError { lines.append("last network error: \(e)") }
         return lines
     }
