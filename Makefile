@@ -1,6 +1,9 @@
 # favfs — see README.md
 SWIFT ?= swift
 PREFIX ?= /usr/local
+# The binary users install: optimised, with the Swift runtime linked in (--static-swift-stdlib),
+# so it needs only Debian's libfuse3, libcurl, libsqlite3 and libxml2. The tests mount this one.
+RELEASE_FLAGS = -c release --static-swift-stdlib --product favfs
 RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 
 .PHONY: setup build release test check install demo demo-stop bench clean
@@ -21,7 +24,7 @@ build:
 	$(SWIFT) build
 
 release:
-	$(SWIFT) build -c release
+	$(SWIFT) build $(RELEASE_FLAGS)
 
 # Source checks the compiler does not make: no pointer escapes its withUnsafe… closure.
 check:
