@@ -59,21 +59,21 @@ enum ControlChannel {
     /// `handler` on its own thread.
     static func listen(mountpoint: String, handler: @escaping @Sendable (LineSocket) -> Void) throws {
         guard let path = path(for: mountpoint), let (found, len) = address(path: path) else {
-            throw CLIError("no private folder for the control socket (XDG_RUNTIME_DIR/favfs or /tmp/favfs-\(getuid()) is missing or not this user's own 0700 folder)")
+            throw CLIError("no private folder for the control socket (XDG_RUNTIME_DIR/favfs or /tmp/favfs-\(getuid()) is missing or not this user's own 0700 folder)", status: .configuration)
         }
         if let other = connect(mountpoint: mountpoint) {
             other.close()
-            throw CLIError("another favfs process already serves \(mountpoint)")
+            throw CLIError("another favfs process already serves \(mountpoint)", status: .configuration)
         }
         var addr = found
         unlink(path)  // left by a daemon that was killed
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw CLIError("cannot create the control socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw CLIError("cannot create the control socket: \(String(cString: strerror(errno)))", status: .ioError) }
         let bound = withSockaddr(&addr) { bind(fd, $0, len) == 0 }
         guard bound, chmod(path, 0o600) == 0, Glibc.listen(fd, 8) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
-            throw CLIError("cannot listen on the control socket \(path): \(reason)")
+            throw CLIError("cannot listen on the control socket \(path): \(reason)", status: .ioError)
         }
         let me = getuid()
         Thread.detachNewThread {
@@ -130,14 +130,15 @@ final class LineSocket: @unchecked Sendable {
     func close() { Glibc.close(fd) }
 }
 
-/// An error for the user: printed as is, exit status 1.
+/// An error for the user: printed as is, and the exit status that classifies it (sysexits).
 struct CLIError: Error, CustomStringConvertible {
     let description: String
-    init(_ d: String) { description = d }
+    let status: ExitStatus
+    init(_ d: String, status: ExitStatus = .failure) { description = d; self.status = status }
 
-    /// Prints the message (no "Error:" prefix: it already says what failed) and exits 1.
+    /// Prints the message (no "Error:" prefix: it already says what failed) and exits.
     func exit() -> Never {
         FileHandle.standardError.write(Data((description.hasPrefix("favfs:") ? description : "favfs: " + description).utf8 + [10]))
-        Glibc.exit(1)
+        Glibc.exit(status.rawValue)
     }
 }

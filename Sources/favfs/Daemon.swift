@@ -1,14 +1,14 @@
 import Foundation
 
 /// Starts `favfs mount … --notify-fd 3` as a detached child and waits for its word: the child
-/// writes `mounted` once the mount answers, or `error: …`. The child's output goes to a log file.
+/// writes `mounted` once the mount answers, or `error STATUS: …` (STATUS: its exit status). The child's output goes to a log file.
 enum Daemon {
-    enum Outcome { case mounted, failed(String) }
+    enum Outcome { case mounted, failed(String, ExitStatus) }
 
     static func spawn(arguments: [String], stdin: String?, logPath: String, timeout: Double = 120) throws -> Outcome {
         var notify: [Int32] = [0, 0], input: [Int32] = [0, 0]
         guard pipe(&notify) == 0, pipe(&input) == 0 else {
-            throw CLIError("favfs: cannot create a pipe: \(String(cString: strerror(errno)))")
+            throw CLIError("favfs: cannot create a pipe: \(String(cString: strerror(errno)))", status: .ioError)
         }
         // Our ends must not leak into the child (it gets copies at 0 and 3 only).
         for fd in notify + input { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -28,7 +28,7 @@ enum Daemon {
         close(notify[1]); close(input[0])
         guard rc == 0 else {
             close(notify[0]); close(input[1])
-            throw CLIError("favfs: cannot start the mount process: \(String(cString: strerror(rc)))")
+            throw CLIError("favfs: cannot start the mount process: \(String(cString: strerror(rc)))", status: .ioError)
         }
         if let stdin { _ = stdin.withCString { write(input[1], $0, strlen($0)) } }
         close(input[1])
@@ -38,7 +38,10 @@ enum Daemon {
         let deadline = Date().addingTimeInterval(timeout)
         while let line = reader.readLine(timeout: max(0.001, deadline.timeIntervalSinceNow)) {
             if line == "mounted" { return .mounted }
-            if line.hasPrefix("error: ") { return .failed(String(line.dropFirst(7))) }
+            if line.hasPrefix("error "), let colon = line.firstIndex(of: ":") {
+                let status = Int32(line[line.index(line.startIndex, offsetBy: 6)..<colon]).flatMap(ExitStatus.init(rawValue:)) ?? .failure
+                return .failed(String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces), status)
+            }
         }
         var status: Int32 = 0
         let exited = waitpid(pid, &status, WNOHANG) == pid
@@ -46,9 +49,10 @@ enum Daemon {
             .split(separator: "\n").suffix(8).joined(separator: "\n") ?? ""
         if !exited {
             kill(pid, SIGTERM)
-            return .failed("the mount did not answer within \(Int(timeout)) s; log \(logPath):\n\(tail)")
+            return .failed("the mount did not answer within \(Int(timeout)) s; log \(logPath):\n\(tail)", .temporaryFailure)
         }
-        return .failed("the mount process exited (status \(status >> 8)) before mounting; log \(logPath):\n\(tail)")
+        return .failed("the mount process exited (status \(status >> 8)) before mounting; log \(logPath):\n\(tail)",
+                       ExitStatus(rawValue: status >> 8) ?? .software)
     }
 
     static func selfExecutable() -> String {
@@ -65,7 +69,9 @@ final class Notifier: @unchecked Sendable {
     init(fd: Int32?) { self.fd = fd }
 
     func mounted() { send("mounted") }
-    func failed(_ message: String) { send("error: " + message.replacingOccurrences(of: "\n", with: " ")) }
+    func failed(_ message: String, status: ExitStatus) {
+        send("error \(status.rawValue): " + message.replacingOccurrences(of: "\n", with: " "))
+    }
 
     private func send(_ line: String) {
         lock.withLock {

@@ -29,10 +29,10 @@ struct ThumbnailCommand: ParsableCommand {
         let abs = URL(fileURLWithPath: (path as NSString).expandingTildeInPath).standardizedFileURL.path
         let mounts = Paths.mounts().filter { $0.fstype == "fuse.favfs" }.map(\.mountpoint)
         guard let mp = mounts.filter({ abs.hasPrefix($0 == "/" ? "/" : $0 + "/") }).max(by: { $0.count < $1.count }) else {
-            throw CLIError("favfs: \(path) is not inside a favfs mount")
+            throw CLIError("favfs: \(path) is not inside a favfs mount", status: .usage)
         }
         guard let s = ControlChannel.connect(mountpoint: mp) else {
-            throw CLIError("favfs: the mount on \(mp) is not answering")
+            throw CLIError("favfs: the mount on \(mp) is not answering", status: .temporaryFailure)
         }
         defer { s.close() }
         s.send("thumbnail " + String(abs.dropFirst(mp == "/" ? 0 : mp.count)))
@@ -46,6 +46,6 @@ struct ThumbnailCommand: ParsableCommand {
         let dest = URL(fileURLWithPath: (output as NSString).expandingTildeInPath)
         try? FileManager.default.removeItem(at: dest)
         do { try FileManager.default.copyItem(at: URL(fileURLWithPath: kept), to: dest) }
-        catch { throw CLIError("favfs: cannot write \(output): \(error.localizedDescription)") }
+        catch { throw CLIError("favfs: cannot write \(output): \(error.localizedDescription)", status: .ioError) }
     }
 }

@@ -28,7 +28,7 @@ struct UnmountCommand: ParsableCommand {
         let mp = Paths.real(expanded) ?? URL(fileURLWithPath: expanded).standardizedFileURL.path
         guard let s = ControlChannel.connect(mountpoint: mp) else {
             let (mounted, fstype) = Paths.isMountpoint(mp)
-            guard mounted, fstype?.hasPrefix("fuse") == true else { throw CLIError("favfs: \(mp) is not mounted") }
+            guard mounted, fstype?.hasPrefix("fuse") == true else { throw CLIError("favfs: \(mp) is not mounted", status: .usage) }
             let r = fusermount(["-u", "-z", mp])
             guard r.status == 0 else { throw CLIError("favfs: cannot unmount \(mp): \(r.output)") }
             print("favfs: unmounted \(mp) (its favfs process was gone; cached content was not evicted)")

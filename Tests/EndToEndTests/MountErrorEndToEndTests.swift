@@ -39,7 +39,7 @@ final class MountErrorEndToEndTests: XCTestCase {
         let remote = "dav://127.0.0.1:\(port)/files/"
         let m = try make(remote)
         let r = try m.mount(timeout: 90)
-        XCTAssertNotEqual(r.status, 0, "mount of an unreachable server succeeded: \(r)")
+        XCTAssertEqual(r.status, 69, "an unreachable server is EX_UNAVAILABLE: \(r)")
         XCTAssertFalse(r.timedOut, "mount of an unreachable server hung: \(r)")
         XCTAssertLessThan(r.elapsed, 60, "mount of an unreachable server took \(r.elapsed) s")
         XCTAssertTrue(r.stderr.contains("127.0.0.1:\(port)"), "the message should name the remote: \(r.stderr)")
@@ -64,7 +64,7 @@ final class MountErrorEndToEndTests: XCTestCase {
         let folder = try smallFolder()
         let m = try make("file://" + folder.path, createMountPoint: false)
         let r = try m.mount(timeout: 60)
-        XCTAssertNotEqual(r.status, 0, "mount on a missing mount point succeeded: \(r)")
+        XCTAssertEqual(r.status, 64, "a missing mount point is a usage error (EX_USAGE): \(r)")
         XCTAssertFalse(r.timedOut, "mount on a missing mount point hung: \(r)")
         XCTAssertFalse(r.stderr.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "no message on stderr")
         XCTAssertTrue(r.stderr.contains(m.path), "the message should name the mount point: \(r.stderr)")
@@ -74,7 +74,7 @@ final class MountErrorEndToEndTests: XCTestCase {
     func testBadURLFails() throws {
         let m = try make("nope://x")
         let r = try m.mount(timeout: 60)
-        XCTAssertNotEqual(r.status, 0, "mount of nope://x succeeded: \(r)")
+        XCTAssertEqual(r.status, 65, "a bad URL is EX_DATAERR: \(r)")
         XCTAssertFalse(r.timedOut, "mount of nope://x hung: \(r)")
         XCTAssertTrue(r.stderr.contains("nope://x") || r.stderr.contains("nope"), "the message should name the URL: \(r.stderr)")
         XCTAssertFalse(m.isMounted)
@@ -86,7 +86,7 @@ final class MountErrorEndToEndTests: XCTestCase {
         let m = try make("file:///tmp")
         for bad in ["10", "1e300T", "lots"] {
             let r = try m.mount(extraArgs: ["--cache-size", bad], timeout: 60)
-            XCTAssertNotEqual(r.status, 0, "--cache-size \(bad) accepted: \(r)")
+            XCTAssertEqual(r.status, 64, "--cache-size \(bad) accepted, or not a usage error: \(r)")
             XCTAssertTrue(r.stderr.contains("--cache-size"), "the message should name the option: \(r.stderr)")
             XCTAssertFalse(m.isMounted)
         }

@@ -7,10 +7,10 @@ enum OptionPairs {
         var out: [String: String] = [:]
         for p in pairs {
             guard let eq = p.firstIndex(of: "="), eq != p.startIndex else {
-                throw CLIError("favfs: --option '\(p)' is not KEY=VALUE (e.g. --option region=eu-west-1)")
+                throw CLIError("favfs: --option '\(p)' is not KEY=VALUE (e.g. --option region=eu-west-1)", status: .usage)
             }
             let key = String(p[..<eq])
-            guard !key.contains(where: \.isWhitespace) else { throw CLIError("favfs: --option '\(p)': the key has spaces") }
+            guard !key.contains(where: \.isWhitespace) else { throw CLIError("favfs: --option '\(p)': the key has spaces", status: .usage) }
             out[key] = String(p[p.index(after: eq)...])
         }
         return out
@@ -36,7 +36,7 @@ enum SecretInput {
             FileHandle.standardError.write(Data("\n".utf8))
         }
         guard let line, !line.isEmpty else {
-            throw CLIError("favfs: --password-stdin: no secret on standard input (its first line is empty)")
+            throw CLIError("favfs: --password-stdin: no secret on standard input (its first line is empty)", status: .usage)
         }
         return line
     }
@@ -50,10 +50,10 @@ enum RemoteSelection {
     static func resolve(_ argument: String?, overrides: [String: String]) throws -> RemoteConfiguration {
         if let argument, isURL(argument) {
             do { return RemoteConfiguration(url: try RemoteURL(argument), options: overrides) }
-            catch { throw CLIError("favfs: \(error)") }
+            catch { throw CLIError("favfs: \(error)", status: .dataError) }
         }
         do { return try RemotesStore().load().configuration(named: argument, overrides: overrides) }
-        catch { throw CLIError("favfs: \(error)") }
+        catch { throw CLIError("favfs: \(error)", status: .configuration) }
     }
 
     /// A name or a URL for messages: `nas (dav://me@nas.local/files/)`, or the URL alone.
@@ -65,10 +65,10 @@ enum RemoteSelection {
 /// Loads or updates the remotes file, turning its errors into CLI errors.
 extension RemotesStore {
     func loadOrExit() throws -> RemotesFile {
-        do { return try load() } catch { throw CLIError("favfs: \(error)") }
+        do { return try load() } catch { throw CLIError("favfs: \(error)", status: .configuration) }
     }
 
     func updateOrExit<T>(_ body: (inout RemotesFile) throws(RemotesError) -> T) throws -> T {
-        do { return try update(body) } catch { throw CLIError("favfs: \(error)") }
+        do { return try update(body) } catch { throw CLIError("favfs: \(error)", status: .configuration) }
     }
 }
