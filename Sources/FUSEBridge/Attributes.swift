@@ -6,13 +6,15 @@ import FavFSCore
 struct Attributes: Sendable {
     let uid: uid_t
     let gid: gid_t
+    /// See `FUSEMount.Options.umask`.
+    var umask: mode_t? = nil
 
     func stat(of item: Item, inode: UInt64) -> stat {
         var st = Glibc.stat()
         st.st_ino = ino_t(inode)
         switch item.kind {
-        case .folder: st.st_mode = S_IFDIR | mode_t(item.permissions ?? 0o755)
-        case .file: st.st_mode = S_IFREG | mode_t(item.permissions ?? 0o644)
+        case .folder: st.st_mode = S_IFDIR | (umask.map { 0o777 & ~$0 } ?? mode_t(item.permissions ?? 0o755))
+        case .file: st.st_mode = S_IFREG | (umask.map { 0o666 & ~$0 } ?? mode_t(item.permissions ?? 0o644))
         case .symlink: st.st_mode = S_IFLNK | 0o777
         }
         // 1 for folders: "subfolder count unknown", so find does not skip by link count.

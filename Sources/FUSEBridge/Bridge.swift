@@ -21,7 +21,7 @@ final class Bridge: @unchecked Sendable {
     init(domain: Domain, options: FUSEMount.Options) {
         self.domain = domain
         self.options = options
-        attributes = Attributes(uid: options.uid, gid: options.gid)
+        attributes = Attributes(uid: options.uid, gid: options.gid, umask: options.umask)
     }
 
     // MARK: entries

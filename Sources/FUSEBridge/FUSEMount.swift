@@ -19,7 +19,12 @@ public final class FUSEMount: @unchecked Sendable {
         /// The largest read the kernel sends: one that a spliced reply still fits (see `spliceableReadSize`).
         public var maxRead: UInt32 = FUSEMount.spliceableReadSize()
         public var maxBackground: UInt32 = 64
+        /// Lets other users (and root) into the mount; the kernel still checks the modes
+        /// (`default_permissions`). A plain user needs `user_allow_other` in /etc/fuse.conf.
         public var allowOther = false
+        /// Permission bits taken away from what `stat` reports (files 0666, folders 0777 before
+        /// it); nil: the remote's modes, or 0644/0755 where it has none.
+        public var umask: mode_t?
         /// Seconds a request that waits on the network may take before it is answered
         /// `ETIMEDOUT` (0: no limit). The work goes on in the background.
         public var requestTimeout: Double = 30
@@ -66,6 +71,9 @@ public final class FUSEMount: @unchecked Sendable {
         }
         session = se
     }
+
+    /// The libfuse this binary runs with, e.g. "3.14.0".
+    public static var libfuseVersion: String { String(cString: fuse_pkgversion()) }
 
     /// The largest power of two a reply to a read can have and still be spliced from the cache
     /// file into /dev/fuse. libfuse splices through a pipe that must hold the reply, its header

@@ -51,6 +51,18 @@ struct MountCommand: AsyncParsableCommand {
     @Flag(help: "Mount read-only even where the remote could be written.")
     var readOnly = false
 
+    @Flag(help: "Let other users (and root) into the mount, e.g. for a Samba export or a container; the kernel still checks the modes. A plain user needs 'user_allow_other' in /etc/fuse.conf.")
+    var allowOther = false
+
+    @Option(help: "The owner every file and folder reports (default: the user who mounts).")
+    var uid: UInt32?
+
+    @Option(help: "The group every file and folder reports (default: the user's group).")
+    var gid: UInt32?
+
+    @Option(help: ArgumentHelp("Permission bits to take away, in octal: files report 0666 and folders 0777 without them (e.g. 022; default: the remote's modes, or 0644/0755).", valueName: "octal"))
+    var umask: String?
+
     @Flag(help: "Read the remote's password from the first line of standard input (instead of a stored secret).")
     var passwordStdin = false
 
@@ -71,6 +83,13 @@ struct MountCommand: AsyncParsableCommand {
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: '\(logLevel)' is not a level") }
         guard dirCacheTime >= 0, attrTimeout >= 0, timeout >= 0 else { throw ValidationError("timeouts cannot be negative") }
+        if let umask, Self.octal(umask) == nil { throw ValidationError("--umask: '\(umask)' is not an octal mode from 000 to 777 (e.g. 022)") }
+    }
+
+    /// `--umask` as a mode, nil when it is not octal digits within 0777.
+    static func octal(_ text: String) -> mode_t? {
+        guard !text.isEmpty, text.count <= 4, text.allSatisfy({ ("0"..."7").contains($0) }), let v = mode_t(text, radix: 8), v <= 0o777 else { return nil }
+        return v
     }
 
     func run() async throws {
@@ -81,9 +100,10 @@ struct MountCommand: AsyncParsableCommand {
         let configuration = try RemoteSelection.resolve(remote, overrides: OptionPairs.parse(options))
         let remoteURL = configuration.url
         guard let mp = Paths.real(mountpoint) else {
-            throw CLIError("favfs: mount point \(mountpoint) does not exist (create the folder first)")
+            throw CLIError("favfs: mount point \(mountpoint) does not exist (create the folder first)", status: .usage)
         }
         let cacheDir = (self.cacheDir.map { ($0 as NSString).expandingTildeInPath }) ?? Paths.defaultCacheDir(slug: remoteURL.slug)
+        if allowOther { try Self.checkAllowOther() }
 
         if foreground || notifyFd != nil {
             let status = await MountRunner(command: self, configuration: configuration, mountpoint: mp, cacheDir: cacheDir).run()
@@ -94,7 +114,7 @@ struct MountCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: cacheDir, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         var password: String? = nil
-        if passwordStdin { password = readLine(strippingNewline: true) ?? "" }
+        if passwordStdin { password = try SecretInput.read(prompt: "Password for \(RemoteSelection.label(configuration)): ") }
         // The child gets the remote's name (it reads the remotes file itself) or the URL without
         // its password; a secret only ever travels on its stdin, never in its argv.
         let childRemote: String
@@ -110,14 +130,30 @@ struct MountCommand: AsyncParsableCommand {
                     "--log-level", logLevel, "--notify-fd", "3"]
         for o in options { args += ["--option", o] }
         if readOnly { args.append("--read-only") }
+        if allowOther { args.append("--allow-other") }
+        if let uid { args += ["--uid", String(uid)] }
+        if let gid { args += ["--gid", String(gid)] }
+        if let umask { args += ["--umask", umask] }
         if password != nil { args.append("--password-stdin") }
         let logPath = (cacheDir as NSString).appendingPathComponent("favfs.log")
         let outcome = try Daemon.spawn(arguments: args, stdin: password.map { $0 + "\n" }, logPath: logPath)
         switch outcome {
         case .mounted:
             print("favfs: mounted \(RemoteSelection.label(configuration)) on \(mp)")
-        case .failed(let message):
-            throw CLIError("favfs: \(message)")
+        case .failed(let message, let status):
+            throw CLIError("favfs: \(message)", status: status)
+        }
+    }
+
+    /// fusermount3 refuses `allow_other` to a plain user unless /etc/fuse.conf says
+    /// `user_allow_other`; say so before mounting rather than relay its terse refusal.
+    static func checkAllowOther(fuseConf: String = "/etc/fuse.conf") throws {
+        guard getuid() != 0 else { return }
+        let text = (try? String(contentsOfFile: fuseConf, encoding: .utf8)) ?? ""
+        let enabled = text.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == "user_allow_other" }
+        guard enabled else {
+            throw CLIError("favfs: --allow-other needs the line 'user_allow_other' in \(fuseConf) (as root: echo user_allow_other >> \(fuseConf))",
+                           status: .configuration)
         }
     }
 
