@@ -36,6 +36,9 @@ final class ControlServer: @unchecked Sendable {
             } else if line == "status" {
                 for l in mountStatus() { s.send(l) }
                 s.send("end")
+            } else if line == "status-json" {
+                s.send(JSONOutput.encode(mountReport(), pretty: false))
+                s.send("end")
             } else if line.hasPrefix("status /") {
                 let id = ItemIdentifier(String(line.dropFirst("status ".count)))
                 s.send(domain.state(of: id) ?? "unknown (not seen by this mount)")
@@ -95,6 +98,19 @@ final class ControlServer: @unchecked Sendable {
         if !kept.isEmpty { lines.append("lost+found: \(kept.count) files not on the server (refused uploads, content the database lost), kept in \(lost.path)") }
         if let e = s.lastNetworkError { lines.append("last network error: \(e)") }
         return lines
+    }
+
+    private func mountReport() -> MountStatusReport {
+        let s = domain.status()
+        let lost = domain.content.lostAndFound
+        let kept = (try? FileManager.default.contentsOfDirectory(atPath: lost.path)) ?? []
+        return MountStatusReport(
+            mountpoint: mountpoint, remote: remote, name: name, answering: true, readOnly: !domain.isWritable,
+            cache: .init(files: s.cachedFiles, bytes: s.cachedBytes, limitBytes: s.cacheLimit,
+                         directory: domain.content.directory.deletingLastPathComponent().path),
+            uploads: .init(pending: s.pendingUploads, pendingBytes: s.pendingBytes, failed: s.failedUploads.map { "\($0)" }),
+            lostAndFound: .init(files: kept.count, directory: lost.path),
+            lastNetworkError: s.lastNetworkError)
     }
 
     final class ResultBox: @unchecked Sendable { var failures: [ProviderError] = [] }

@@ -1,4 +1,7 @@
 import ArgumentParser
+import Curl
+import Foundation
+import FUSEBridge
 
 /// `favfs`: mount remote storage as a local folder. (The entry point: @main, not main.swift,
 /// whose top-level code would be MainActor-bound.)
@@ -16,11 +19,40 @@ struct FavFS: AsyncParsableCommand {
               favfs status
               favfs unmount ~/Remote
             """,
-        version: FavFSVersion.string,
+        version: FavFSVersion.description,
         subcommands: [MountCommand.self, UnmountCommand.self, StatusCommand.self, ThumbnailCommand.self, RemoteCommand.self]
     )
+
+    /// The parser's own entry point, with two conventions in front of it: no arguments at all is
+    /// a usage error (64), and `favfs SOURCE MOUNTPOINT -o …` is how mount.fuse3 runs us.
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.isEmpty {
+            FileHandle.standardError.write(Data((helpMessage() + "\n").utf8))
+            Glibc.exit(ExitStatus.usage.rawValue)
+        }
+        let names = Set(configuration.subcommands.map { $0._commandName } + ["help"])
+        do {
+            if let translated = try MountHelperArguments.translate(arguments, subcommands: names) { arguments = translated }
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as CLIError {
+            error.exit()
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 enum FavFSVersion {
     static let string = "0.1.0"
+
+    /// `favfs --version`: ours, then what we run on (the libraries decide which protocols work).
+    static var description: String {
+        (["favfs \(string)", "libfuse \(FUSEMount.libfuseVersion)"] + CurlVersion.lines).joined(separator: "\n")
+    }
 }

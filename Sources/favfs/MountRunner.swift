@@ -21,7 +21,9 @@ struct MountRunner {
             setsid() // the daemon leaves the terminal's session: closing the terminal does not kill it
         }
         let level = Logger.Level(rawValue: command.logLevel) ?? .info
+        let journal = JournalLogHandler.stderrIsJournal()
         LoggingSystem.bootstrap { label in
+            if journal { return JournalLogHandler(label: label, logLevel: level) }
             var h = StreamLogHandler.standardError(label: label)
             h.logLevel = level
             return h
@@ -31,24 +33,25 @@ struct MountRunner {
             return try await serve(notifier: notifier, log: log)
         } catch {
             let message = "\(error)"
+            let status = (error as? CLIError)?.status ?? .failure
             log.error("\(message)")
-            notifier.failed(message)
+            notifier.failed(message, status: status)
             if command.notifyFd == nil { FileHandle.standardError.write(Data("favfs: \(message)\n".utf8)) }
-            return 1
+            return status.rawValue
         }
     }
 
     private func serve(notifier: Notifier, log: Logger) async throws -> Int32 {
         let (mounted, fstype) = Paths.isMountpoint(mountpoint)
         if mounted, fstype?.hasPrefix("fuse") == true {
-            throw CLIError("\(mountpoint) is already mounted (\(fstype!)); run 'favfs unmount \(mountpoint)' first")
+            throw CLIError("\(mountpoint) is already mounted (\(fstype!)); run 'favfs unmount \(mountpoint)' first", status: .usage)
         }
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: mountpoint, isDirectory: &isDir), isDir.boolValue else {
-            throw CLIError("mount point \(mountpoint) is not a folder")
+            throw CLIError("mount point \(mountpoint) is not a folder", status: .usage)
         }
         guard FileManager.default.fileExists(atPath: "/dev/fuse") else {
-            throw CLIError("FUSE is not available: /dev/fuse is missing (load the fuse module or install fuse3)")
+            throw CLIError("FUSE is not available: /dev/fuse is missing (load the fuse module or install fuse3)", status: .configuration)
         }
 
         // Private by default: the cache holds names and content of the user's files. Everything
@@ -56,12 +59,12 @@ struct MountRunner {
         // made readable by an older version is closed again.
         umask(0o077)
         do { try FileManager.default.createDirectory(atPath: cacheDir, withIntermediateDirectories: true) }
-        catch { throw CLIError("cannot create the cache dir \(cacheDir): \(error.localizedDescription)") }
+        catch { throw CLIError("cannot create the cache dir \(cacheDir): \(error.localizedDescription)", status: .ioError) }
         Paths.makePrivate(cacheDir)
         // One mount per cache dir: the lock lives as long as this process.
         let lockFD = open((cacheDir as NSString).appendingPathComponent("lock"), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lockFD >= 0, flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
-            throw CLIError("the cache dir \(cacheDir) is in use by another favfs mount")
+            throw CLIError("the cache dir \(cacheDir) is in use by another favfs mount", status: .configuration)
         }
 
         var password: String? = nil
@@ -84,7 +87,7 @@ struct MountRunner {
         if let password { configuration.secret = password }   // --password-stdin wins over a stored secret
         let provider: any Provider
         do { provider = try ProviderFactory.make(configuration) }
-        catch let e as ProviderError { throw CLIError(Self.explain(e, remote: remote, name: configuration.name)) }
+        catch let e as ProviderError { throw CLIError(Self.explain(e, remote: remote, name: configuration.name), status: .of(e)) }
         let domain = Domain(provider: provider, store: store, content: content, options: options)
 
         do {
@@ -95,7 +98,7 @@ struct MountRunner {
             case .offline(let e): log.warning("offline: \(e)")
             }
         } catch let e as ProviderError {
-            throw CLIError(Self.explain(e, remote: remote, name: configuration.name))
+            throw CLIError(Self.explain(e, remote: remote, name: configuration.name), status: .of(e))
         }
 
         if domain.isWritable { domain.resumeUploads() }
@@ -106,13 +109,17 @@ struct MountRunner {
         fuseOptions.attrTimeout = command.attrTimeout
         fuseOptions.requestTimeout = command.timeout
         fuseOptions.debug = command.debugFuse
+        fuseOptions.allowOther = command.allowOther
+        if let uid = command.uid { fuseOptions.uid = uid }
+        if let gid = command.gid { fuseOptions.gid = gid }
+        fuseOptions.umask = command.umask.flatMap(MountCommand.octal)
         let fuse = FUSEMount(domain: domain, options: fuseOptions)
 
         let thumbnails = try? ThumbnailStore(cacheDirectory: URL(fileURLWithPath: cacheDir))
         let control = ControlServer(domain: domain, remote: remote.description, name: configuration.name, mountpoint: mountpoint,
                                     thumbnails: thumbnails)
         try ControlChannel.listen(mountpoint: mountpoint) { control.serve($0) }
-        do { try fuse.mount() } catch { throw CLIError("\(error)") }
+        do { try fuse.mount() } catch { throw CLIError("\(error)", status: .configuration) }
 
         // The loop blocks its thread until the kernel unmount.
         let finished = LoopThread.start { fuse.run() }
@@ -120,13 +127,19 @@ struct MountRunner {
 
         guard await MountProbe.answers(mountpoint, timeout: 30) else {
             _ = try? Process.run(URL(fileURLWithPath: "/bin/fusermount3"), arguments: ["-u", "-z", mountpoint])
-            throw CLIError("the mount on \(mountpoint) did not answer")
+            throw CLIError("the mount on \(mountpoint) did not answer", status: .temporaryFailure)
         }
         BackingDevice.raiseReadahead(mountpoint: mountpoint, kilobytes: 1024, log: log)
         log.info("mounted \(configuration.name.map { "\($0) (\(remote))" } ?? remote.description) on \(mountpoint) (cache \(cacheDir))")
         notifier.mounted()
+        let systemd = SystemdNotify()
+        systemd.ready(status: "mounted \(remote) on \(mountpoint)")
+        let reporter = systemd.isActive ? Task { await Self.reportUploads(domain, to: systemd, mountpoint: mountpoint) } : nil
 
         let rc = await finished.value
+        reporter?.cancel()
+        let pendingAtEnd = domain.pendingUploads().items
+        systemd.stopping(status: pendingAtEnd > 0 ? "unmounted; finishing \(pendingAtEnd) upload(s)" : "unmounted")
         // Unmounted without 'favfs unmount' (fusermount3 -u, shutdown): finish what can be
         // finished in a short while; the rest stays in the journal for the next mount.
         if domain.pendingUploads().items > 0 {
@@ -145,6 +158,18 @@ struct MountRunner {
         if let socket = ControlChannel.path(for: mountpoint) { unlink(socket) }
         close(lockFD)
         return rc == 0 ? 0 : 1
+    }
+
+    /// `STATUS=` for `systemctl status`: the pending uploads, sent when they change.
+    private static func reportUploads(_ domain: Domain, to systemd: SystemdNotify, mountpoint: String) async {
+        var last = ""
+        while !Task.isCancelled {
+            let pending = domain.pendingUploads()
+            let text = pending.items == 0 ? "mounted on \(mountpoint); all uploaded"
+                : "mounted on \(mountpoint); \(pending.items) upload(s) pending (\(ByteSize.format(pending.bytes)))"
+            if text != last { systemd.status(text); last = text }
+            try? await Task.sleep(nanoseconds: 2_000_000_000)
+        }
     }
 
     /// A `--cache-size` larger than the cache disk can hold is not an error (favfs evicts when
@@ -173,7 +198,7 @@ struct MountRunner {
             FileHandle.standardError.write(Data((message + "\n").utf8))
             Logger(label: "favfs").error("\(message)")
             do { return try PlaceholderStore(path: path) }
-            catch { throw CLIError("cannot open the placeholder database in \(cacheDir): \(error) (before: \(first))") }
+            catch { throw CLIError("cannot open the placeholder database in \(cacheDir): \(error) (before: \(first))", status: .ioError) }
         }
     }
 

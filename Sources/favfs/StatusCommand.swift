@@ -10,13 +10,18 @@ struct StatusCommand: ParsableCommand {
             Examples:
               favfs status                       # every favfs mount
               favfs status ~/Remote/photos/a.jpg # placeholder, partial 40%, materialized, dirty...
+              favfs status --json                # the same for scripts (field names in the README)
             """)
 
     @Argument(help: "Files or folders inside a favfs mount.")
     var paths: [String] = []
 
+    @Flag(help: "Print JSON: {\"mounts\": [...]}, or {\"items\": [{\"path\", \"state\"}]} for paths.")
+    var json = false
+
     func run() throws {
         let mounts = Paths.mounts().filter { $0.fstype == "fuse.favfs" }.map(\.mountpoint)
+        if json { return try runJSON(mounts: mounts) }
         if paths.isEmpty {
             if mounts.isEmpty { print("no favfs mounts"); return }
             for (i, mp) in mounts.enumerated() {
@@ -39,6 +44,33 @@ struct StatusCommand: ParsableCommand {
             print("\(state)\t\(path)")
         }
         if failed { throw ExitCode(1) }
+    }
+
+    private struct ItemState: Codable { var path: String; var mountpoint: String?; var state: String }
+    private struct Mounts: Codable { var mounts: [MountStatusReport] }
+    private struct Items: Codable { var items: [ItemState] }
+
+    private func runJSON(mounts: [String]) throws {
+        if paths.isEmpty {
+            let reports = mounts.map { mp in
+                ask(mp, "status-json")?.first.flatMap { JSONOutput.decode(MountStatusReport.self, from: $0) } ?? .notAnswering(mp)
+            }
+            print(JSONOutput.encode(Mounts(mounts: reports)))
+            return
+        }
+        var items: [ItemState] = [], failed = false
+        for path in paths {
+            let abs = URL(fileURLWithPath: (path as NSString).expandingTildeInPath).standardizedFileURL.path
+            guard let mp = mounts.filter({ abs == $0 || abs.hasPrefix($0 == "/" ? "/" : $0 + "/") }).max(by: { $0.count < $1.count }) else {
+                items.append(ItemState(path: path, mountpoint: nil, state: "not inside a favfs mount"))
+                failed = true
+                continue
+            }
+            let rel = abs == mp ? "/" : String(abs.dropFirst(mp == "/" ? 0 : mp.count))
+            items.append(ItemState(path: path, mountpoint: mp, state: ask(mp, "status \(rel)")?.first ?? "not answering"))
+        }
+        print(JSONOutput.encode(Items(items: items)))
+        if failed { throw ExitCode(ExitStatus.usage.rawValue) }
     }
 
     private func ask(_ mountpoint: String, _ command: String) -> [String]? {

@@ -44,7 +44,12 @@ public struct StoredRemote: Sendable, Equatable {
 
     /// `k=v, k2=***` (sorted), or "" when there are none.
     public var redactedOptions: String {
-        options.keys.sorted().map { "\($0)=\(Self.isSensitive(optionKey: $0) ? "***" : options[$0]!)" }.joined(separator: ", ")
+        redactedOptionValues.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+    }
+
+    /// The options with sensitive values replaced by `***`.
+    public var redactedOptionValues: [String: String] {
+        Dictionary(uniqueKeysWithValues: options.map { ($0.key, Self.isSensitive(optionKey: $0.key) ? "***" : $0.value) })
     }
 }
 

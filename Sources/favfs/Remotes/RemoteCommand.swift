@@ -72,10 +72,10 @@ struct RemoteAddCommand: ParsableCommand {
 
     private func add() throws {
         guard StoredRemote.isValidName(name) else {
-            throw CLIError("favfs: '\(name)' is not a valid remote name: use letters, digits, '.', '_' and '-'")
+            throw CLIError("favfs: '\(name)' is not a valid remote name: use letters, digits, '.', '_' and '-'", status: .usage)
         }
         let parsed: RemoteURL
-        do { parsed = try RemoteURL(url) } catch { throw CLIError("favfs: \(error)") }
+        do { parsed = try RemoteURL(url) } catch { throw CLIError("favfs: \(error)", status: .dataError) }
         if parsed.password != nil {
             throw CLIError("favfs: the URL holds a password; it would be kept in your shell history: give the URL without it (\(parsed)) and the password on standard input with --password-stdin")
         }
@@ -89,7 +89,7 @@ struct RemoteAddCommand: ParsableCommand {
         // Refuse a bad file (permissions, syntax) before asking for a secret.
         let existing = try store.loadOrExit()
         if existing[name] != nil && !force {
-            throw CLIError("favfs: a remote named '\(name)' exists already; add --force to replace it")
+            throw CLIError("favfs: a remote named '\(name)' exists already; add --force to replace it", status: .usage)
         }
         let secret = passwordStdin ? try SecretInput.read(prompt: "Secret for \(name) (\(parsed)): ") : nil
         let remote = StoredRemote(name: name, url: url, isDefault: makeDefault, secret: secret, options: opts)
@@ -118,15 +118,32 @@ struct RemoteListCommand: ParsableCommand {
                 url: s3://bucket/prefix
                 options: region=eu-west-1, session_token=***
                 secret: stored
+              $ favfs remote list --json
+              {"remotes": [{"default": true, "name": "nas", "options": {}, "secret_stored": true, "url": "dav://…"}, …]}
             """)
+
+    @Flag(help: "Print JSON: {\"remotes\": [{\"name\", \"url\", \"default\", \"options\", \"secret_stored\"}]}.")
+    var json = false
 
     func run() throws {
         do { try list() } catch let e as CLIError { e.exit() }
     }
 
+    private struct Listed: Codable {
+        var name: String, url: String, `default`: Bool, options: [String: String], secretStored: Bool
+    }
+    private struct Listing: Codable { var remotes: [Listed]; var file: String }
+
     private func list() throws {
         let store = RemotesStore()
         let file = try store.loadOrExit()
+        if json {
+            print(JSONOutput.encode(Listing(remotes: file.remotes.map {
+                Listed(name: $0.name, url: StoredRemote.redactedURL($0.url), default: $0.isDefault,
+                       options: $0.redactedOptionValues, secretStored: $0.secret != nil)
+            }, file: store.path)))
+            return
+        }
         if file.remotes.isEmpty {
             print("no remotes in \(store.path) (add one: favfs remote add NAME URL)")
             return
@@ -180,7 +197,7 @@ struct RemoteDefaultCommand: ParsableCommand {
             let store = RemotesStore()
             guard let name else {
                 guard let d = try store.loadOrExit().defaultRemote else {
-                    throw CLIError("favfs: no default remote (favfs remote default NAME)")
+                    throw CLIError("favfs: no default remote (favfs remote default NAME)", status: .configuration)
                 }
                 print(d.name)
                 return

@@ -1,0 +1,203 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The conventions a Debian program keeps, on the release binary: sysexits statuses, the
+/// mount.fuse3 calling form (`favfs SOURCE MOUNTPOINT -o …`), mount options for other users,
+/// the sd_notify protocol, `--json` for scripts and a `--version` that says what it runs on.
+final class CommandLineEndToEndTests: XCTestCase {
+    private var mounts: [MountedFavFS] = []
+    private var temps: [URL] = []
+
+    override func tearDown() {
+        mounts.forEach { $0.tearDown() }
+        temps.forEach { try? FileManager.default.removeItem(at: $0) }
+        super.tearDown()
+    }
+
+    private func folder() throws -> URL {
+        let d = URL(fileURLWithPath: "/tmp").appendingPathComponent("favfs-e2e-cli-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: d.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try Data("hello\n".utf8).write(to: d.appendingPathComponent("hello.txt"))
+        temps.append(d)
+        return d
+    }
+
+    private func make(_ remote: String) throws -> MountedFavFS {
+        let m = try MountedFavFS(remote: remote)
+        mounts.append(m)
+        return m
+    }
+
+    func testNoArgumentsPrintsUsageAndExits64() throws {
+        let r = try TimedProcess.run(FavFSBinary.path, [], timeout: 30)
+        XCTAssertEqual(r.status, 64, "\(r)")
+        XCTAssertTrue(r.stderr.contains("USAGE"), "usage on stderr: \(r)")
+    }
+
+    func testVersionNamesTheLibrariesAndProtocols() throws {
+        let r = try TimedProcess.run(FavFSBinary.path, ["--version"], timeout: 30)
+        XCTAssertTrue(r.succeeded, "\(r)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.first?.hasPrefix("favfs ") == true, r.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("libfuse 3.") }, r.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("libcurl ") }, r.stdout)
+        let protocols = lines.first { $0.hasPrefix("protocols: ") }?.split(separator: " ").map(String.init) ?? []
+        for p in ["http", "https", "ftp", "ftps", "sftp"] { XCTAssertTrue(protocols.contains(p), "\(p) missing: \(r.stdout)") }
+    }
+
+    func testExitStatusesFollowSysexits() throws {
+        let unreachable = try TimedProcess.run(FavFSBinary.path, ["remote", "test", "dav://127.0.0.1:\(try FreePort.next())/"], timeout: 60)
+        XCTAssertEqual(unreachable.status, 69, "\(unreachable)")
+        let missing = try TimedProcess.run(FavFSBinary.path, ["remote", "test", "file:///nonexistent-\(UUID().uuidString)"], timeout: 60)
+        XCTAssertEqual(missing.status, 65, "\(missing)")
+        let badOption = try TimedProcess.run(FavFSBinary.path, ["mount", "/tmp", "--umask", "999"], timeout: 60)
+        XCTAssertEqual(badOption.status, 64, "\(badOption)")
+        XCTAssertTrue(badOption.stderr.contains("--umask"), "\(badOption)")
+    }
+
+    /// What `mount -t fuse.favfs SOURCE DIR -o …` and an fstab line run (through mount.fuse3):
+    /// the generic options are ignored, favfs's own are applied.
+    func testTheMountHelperFormMountsWithOwnerAndModeOptions() throws {
+        let src = try folder()
+        let m = try make("file://" + src.path)
+        let options = "rw,nosuid,nodev,noauto,user,_netdev,x-systemd.automount,cache_dir=\(m.cacheDir.path),uid=65534,gid=65534,umask=027,ro"
+        let r = try TimedProcess.run(FavFSBinary.path, ["file://" + src.path, m.path, "-o", options], timeout: 90)
+        XCTAssertTrue(r.succeeded, "\(r)")
+        XCTAssertTrue(m.isMounted, "\(r)")
+        let a = try FileManager.default.attributesOfItem(atPath: m.path + "/hello.txt")
+        XCTAssertEqual((a[.posixPermissions] as? NSNumber)?.intValue, 0o640, "\(a)")
+        XCTAssertEqual((a[.ownerAccountID] as? NSNumber)?.intValue, 65534)
+        XCTAssertEqual((a[.groupOwnerAccountID] as? NSNumber)?.intValue, 65534)
+        let d = try FileManager.default.attributesOfItem(atPath: m.path + "/sub")
+        XCTAssertEqual((d[.posixPermissions] as? NSNumber)?.intValue, 0o750, "\(d)")
+        XCTAssertEqual(try String(contentsOfFile: m.path + "/hello.txt", encoding: .utf8), "hello\n")
+        XCTAssertFalse(FileManager.default.createFile(atPath: m.path + "/new.txt", contents: Data()), "ro was not applied")
+
+        let unknown = try TimedProcess.run(FavFSBinary.path, ["file://" + src.path, m.path, "-o", "bogus_flag"], timeout: 60)
+        XCTAssertEqual(unknown.status, 64, "\(unknown)")
+        XCTAssertTrue(unknown.stderr.contains("bogus_flag"), "\(unknown)")
+        XCTAssertTrue(try m.unmount().succeeded)
+    }
+
+    /// As root, `allow_other` lets another user in, and the kernel checks the modes.
+    func testAllowOtherLetsAnotherUserReadWhatTheModesAllow() throws {
+        guard getuid() == 0 else { throw XCTSkip("needs root to switch to another user") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { throw XCTSkip("no runuser") }
+        let src = try folder()
+        chmod(src.path, 0o755)
+        let m = try make("file://" + src.path)
+        chmod(m.base.path, 0o755)
+        chmod(m.mountPoint.path, 0o755)
+        try m.mountOrThrow(extraArgs: ["--allow-other"])
+        let read = try TimedProcess.run("/usr/sbin/runuser", ["-u", "nobody", "--", "cat", m.path + "/hello.txt"], timeout: 30)
+        XCTAssertTrue(read.succeeded, "another user could not read through --allow-other: \(read)")
+        XCTAssertEqual(read.stdout, "hello\n")
+        let write = try TimedProcess.run("/usr/sbin/runuser", ["-u", "nobody", "--", "touch", m.path + "/theirs.txt"], timeout: 30)
+        XCTAssertFalse(write.succeeded, "the kernel should refuse a write into a 0755 folder owned by root: \(write)")
+        XCTAssertTrue(try m.unmount().succeeded)
+
+        let other = try make("file://" + src.path)
+        chmod(other.base.path, 0o755)
+        try other.mountOrThrow()
+        let refused = try TimedProcess.run("/usr/sbin/runuser", ["-u", "nobody", "--", "cat", other.path + "/hello.txt"], timeout: 30)
+        XCTAssertFalse(refused.succeeded, "without --allow-other another user got in: \(refused)")
+        XCTAssertTrue(try other.unmount().succeeded)
+    }
+
+    /// `Type=notify`: READY=1 once the mount answers (not before), STATUS= lines, STOPPING=1.
+    func testForegroundMountSpeaksTheSystemdNotifyProtocol() throws {
+        let src = try folder()
+        let m = try make("file://" + src.path)
+        let socketPath = m.base.appendingPathComponent("notify.sock").path
+        let listener = try DatagramListener(path: socketPath)
+        defer { listener.close() }
+
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: FavFSBinary.path)
+        p.arguments = ["mount", m.path, "--remote", "file://" + src.path, "--cache-dir", m.cacheDir.path, "--foreground"]
+        var env = ProcessInfo.processInfo.environment
+        env["NOTIFY_SOCKET"] = socketPath
+        p.environment = env
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+
+        var messages: [String] = []
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !messages.contains(where: { $0.contains("READY=1") }) {
+            if let m = listener.receive(timeout: 1) { messages.append(m) }
+        }
+        let ready = messages.first { $0.contains("READY=1") }
+        XCTAssertNotNil(ready, "no READY=1 within 60 s: \(messages)")
+        XCTAssertTrue(m.isMounted, "READY=1 came before the mount was in the mount table")
+        XCTAssertTrue(ready?.contains("STATUS=mounted") == true, "\(messages)")
+        XCTAssertEqual(try String(contentsOfFile: m.path + "/hello.txt", encoding: .utf8), "hello\n")
+
+        XCTAssertTrue(try m.unmount().succeeded)
+        while Date() < deadline, !messages.contains(where: { $0.contains("STOPPING=1") }) {
+            if let m = listener.receive(timeout: 1) { messages.append(m) }
+        }
+        XCTAssertTrue(messages.contains { $0.contains("STOPPING=1") }, "no STOPPING=1: \(messages)")
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0)
+    }
+
+    func testJSONOutputsParse() throws {
+        let src = try folder()
+        let m = try make("file://" + src.path)
+        try m.mountOrThrow()
+        _ = try String(contentsOfFile: m.path + "/hello.txt", encoding: .utf8)
+
+        let status = try TimedProcess.run(FavFSBinary.path, ["status", "--json"], timeout: 30)
+        XCTAssertTrue(status.succeeded, "\(status)")
+        let doc = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        let ours = (doc?["mounts"] as? [[String: Any]])?.first { $0["mountpoint"] as? String == m.path }
+        XCTAssertNotNil(ours, status.stdout)
+        XCTAssertEqual(ours?["answering"] as? Bool, true)
+        XCTAssertEqual(ours?["remote"] as? String, "file://" + src.path)
+        XCTAssertEqual((ours?["uploads"] as? [String: Any])?["pending"] as? Int, 0)
+        XCTAssertEqual((ours?["cache"] as? [String: Any])?["directory"] as? String, m.cacheDir.path)
+        XCTAssertNotNil((ours?["lost_and_found"] as? [String: Any])?["files"] as? Int)
+
+        let item = try TimedProcess.run(FavFSBinary.path, ["status", "--json", m.path + "/hello.txt"], timeout: 30)
+        let items = (try JSONSerialization.jsonObject(with: Data(item.stdout.utf8)) as? [String: Any])?["items"] as? [[String: Any]]
+        XCTAssertEqual(items?.first?["state"] as? String, "materialized", item.stdout)
+
+        let test = try TimedProcess.run(FavFSBinary.path, ["remote", "test", "file://" + src.path, "--json"], timeout: 30)
+        let report = try JSONSerialization.jsonObject(with: Data(test.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual(report?["ok"] as? Bool, true, test.stdout)
+        XCTAssertEqual(report?["items"] as? Int, 2, test.stdout)
+        XCTAssertEqual(report?["read_only"] as? Bool, false, test.stdout)
+        XCTAssertTrue(try m.unmount().succeeded)
+    }
+}
+
+/// A Unix datagram socket standing in for systemd's notify socket.
+private final class DatagramListener {
+    private let fd: Int32
+    private let path: String
+
+    init(path: String) throws {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var sa = sockaddr_un()
+        sa.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &sa.sun_path) { $0.copyBytes(from: bytes) }
+        let ok = withUnsafePointer(to: &sa) { sp in
+            sp.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard fd >= 0, ok == 0 else { throw ShellError("cannot bind \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    func receive(timeout: Double) -> String? {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, Int32(timeout * 1000)) == 1 else { return nil }
+        var buf = [UInt8](repeating: 0, count: 4096)
+        let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return n > 0 ? String(decoding: buf[..<n], as: UTF8.self) : nil
+    }
+
+    func close() { Glibc.close(fd); unlink(path) }
+}
