@@ -3,7 +3,9 @@ import Foundation
 /// Starts `favfs mount … --notify-fd 3` as a detached child and waits for its word: the child
 /// writes `mounted` once the mount answers, or `error STATUS: …` (STATUS: its exit status). The child's output goes to a log file.
 enum Daemon {
-    enum Outcome { case mounted, failed(String, ExitStatus) }
+    /// `mounted(offline:)`: the reason the server could not be reached, when the mount came up
+    /// from the last session's placeholders instead.
+    enum Outcome { case mounted(offline: String?), failed(String, ExitStatus) }
 
     static func spawn(arguments: [String], stdin: String?, logPath: String, timeout: Double = 120) throws -> Outcome {
         var notify: [Int32] = [0, 0], input: [Int32] = [0, 0]
@@ -37,7 +39,8 @@ enum Daemon {
         defer { reader.close() }
         let deadline = Date().addingTimeInterval(timeout)
         while let line = reader.readLine(timeout: max(0.001, deadline.timeIntervalSinceNow)) {
-            if line == "mounted" { return .mounted }
+            if line == "mounted" { return .mounted(offline: nil) }
+            if line.hasPrefix("mounted offline: ") { return .mounted(offline: String(line.dropFirst("mounted offline: ".count))) }
             if line.hasPrefix("error "), let colon = line.firstIndex(of: ":") {
                 let status = Int32(line[line.index(line.startIndex, offsetBy: 6)..<colon]).flatMap(ExitStatus.init(rawValue:)) ?? .failure
                 return .failed(String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces), status)
@@ -68,7 +71,9 @@ final class Notifier: @unchecked Sendable {
     private let lock = NSLock()
     init(fd: Int32?) { self.fd = fd }
 
-    func mounted() { send("mounted") }
+    func mounted(offline reason: String? = nil) {
+        send(reason.map { "mounted offline: " + $0.replacingOccurrences(of: "\n", with: " ") } ?? "mounted")
+    }
     func failed(_ message: String, status: ExitStatus) {
         send("error \(status.rawValue): " + message.replacingOccurrences(of: "\n", with: " "))
     }

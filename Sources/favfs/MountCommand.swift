@@ -138,8 +138,15 @@ struct MountCommand: AsyncParsableCommand {
         let logPath = (cacheDir as NSString).appendingPathComponent("favfs.log")
         let outcome = try Daemon.spawn(arguments: args, stdin: password.map { $0 + "\n" }, logPath: logPath)
         switch outcome {
-        case .mounted:
+        case .mounted(let offline):
             print("favfs: mounted \(RemoteSelection.label(configuration)) on \(mp)")
+            if let offline {
+                FileHandle.standardError.write(Data("""
+                    favfs: offline: \(offline)
+                    favfs: browsing the placeholders of the last session; content not cached here fails (EIO) until the server answers again
+
+                    """.utf8))
+            }
         case .failed(let message, let status):
             throw CLIError("favfs: \(message)", status: status)
         }

@@ -90,12 +90,15 @@ struct MountRunner {
         catch let e as ProviderError { throw CLIError(Self.explain(e, remote: remote, name: configuration.name), status: .of(e)) }
         let domain = Domain(provider: provider, store: store, content: content, options: options)
 
+        var offline: String?
         do {
             switch try await domain.connect() {
             case .online:
                 log.info("connected to \(remote)")
                 domain.listRootAhead()
-            case .offline(let e): log.warning("offline: \(e)")
+            case .offline(let e):
+                log.warning("offline: \(e)")
+                offline = "\(e)"
             }
         } catch let e as ProviderError {
             throw CLIError(Self.explain(e, remote: remote, name: configuration.name), status: .of(e))
@@ -131,7 +134,7 @@ struct MountRunner {
         }
         BackingDevice.raiseReadahead(mountpoint: mountpoint, kilobytes: 1024, log: log)
         log.info("mounted \(configuration.name.map { "\($0) (\(remote))" } ?? remote.description) on \(mountpoint) (cache \(cacheDir))")
-        notifier.mounted()
+        notifier.mounted(offline: offline)
         let systemd = SystemdNotify()
         systemd.ready(status: "mounted \(remote) on \(mountpoint)")
         let reporter = systemd.isActive ? Task { await Self.reportUploads(domain, to: systemd, mountpoint: mountpoint) } : nil

@@ -143,6 +143,29 @@ final class CommandLineEndToEndTests: XCTestCase {
         XCTAssertEqual(p.terminationStatus, 0)
     }
 
+    /// A mount while the server is down comes up from the last session's placeholders, and
+    /// says so on the terminal rather than only in the log.
+    func testMountingWhileTheServerIsDownSaysItIsOffline() throws {
+        try E2EGate.require(apache: true)
+        let apache = try ApacheServer()
+        try apache.start()
+        defer { apache.remove() }
+        try Data("hello\n".utf8).write(to: apache.documentRoot.appendingPathComponent("hello.txt"))
+        try apache.fixOwnership()
+        let m = try make(apache.davURL)
+        try m.mountOrThrow()
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: m.path).contains("hello.txt"))
+        XCTAssertTrue(try m.unmount().succeeded)
+        apache.stop()
+
+        let r = try m.mount(timeout: 90)
+        XCTAssertTrue(r.succeeded, "\(r)")
+        XCTAssertTrue(r.stderr.contains("offline"), "the terminal is not told the mount is offline: \(r)")
+        XCTAssertTrue(r.stderr.contains("placeholders"), "\(r)")
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: m.path).contains("hello.txt"))
+        XCTAssertTrue(try m.unmount().succeeded)
+    }
+
     func testJSONOutputsParse() throws {
         let src = try folder()
         let m = try make("file://" + src.path)
