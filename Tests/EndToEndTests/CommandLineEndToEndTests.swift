@@ -166,6 +166,41 @@ final class CommandLineEndToEndTests: XCTestCase {
         XCTAssertTrue(try m.unmount().succeeded)
     }
 
+    /// Started by systemd with stderr on the journal (`$JOURNAL_STREAM` names it), each log line
+    /// carries its syslog priority; anywhere else, none does.
+    func testLogLinesCarryPrioritiesForTheJournal() throws {
+        let src = try folder()
+        for journal in [true, false] {
+            let m = try make("file://" + src.path)
+            let logPath = m.base.appendingPathComponent("stderr.log").path
+            FileManager.default.createFile(atPath: logPath, contents: nil)
+            let handle = try XCTUnwrap(FileHandle(forWritingAtPath: logPath))
+            var st = stat()
+            XCTAssertEqual(stat(logPath, &st), 0)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: FavFSBinary.path)
+            p.arguments = ["mount", m.path, "--remote", "file://" + src.path, "--cache-dir", m.cacheDir.path, "--foreground"]
+            var env = ProcessInfo.processInfo.environment
+            env["JOURNAL_STREAM"] = journal ? "\(st.st_dev):\(st.st_ino)" : nil
+            p.environment = env
+            p.standardError = handle
+            try p.run()
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline && !m.isMounted { usleep(50_000) }
+            XCTAssertTrue(try m.unmount().succeeded)
+            p.waitUntilExit()
+            try handle.close()
+            let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n")
+            XCTAssertFalse(lines.isEmpty)
+            if journal {
+                XCTAssertTrue(lines.allSatisfy { $0.range(of: "^<[0-7]>", options: .regularExpression) != nil }, "\(lines)")
+                XCTAssertTrue(lines.contains { $0.hasPrefix("<6>") && $0.contains("mounted") }, "\(lines)")
+            } else {
+                XCTAssertFalse(lines.contains { $0.hasPrefix("<") }, "\(lines)")
+            }
+        }
+    }
+
     func testJSONOutputsParse() throws {
         let src = try folder()
         let m = try make("file://" + src.path)
