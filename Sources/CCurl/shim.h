@@ -4,6 +4,7 @@
 
 #include <curl/curl.h>
 #include <sys/types.h>
+#include <string.h>
 
 typedef size_t (*favfs_curl_data_cb)(char *ptr, size_t size, size_t nmemb, void *userdata);
 typedef int (*favfs_curl_xferinfo_cb)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
@@ -41,17 +42,33 @@ static const int favfs_seekfunc_ok = CURL_SEEKFUNC_OK;
 static const int favfs_seekfunc_fail = CURL_SEEKFUNC_FAIL;
 
 // SSH host keys (CURLOPT_SSH_KEYFUNCTION): accept exactly what libcurl's default accepts (a key
-// that matches the known_hosts file) and record the verdict in *(int *)clientp, so that a refused
-// key can be reported as unknown (CURLKHMATCH_MISSING) or changed (CURLKHMATCH_MISMATCH).
+// that matches the known_hosts file) and record the verdict, so that a refused key can be
+// reported as unknown (CURLKHMATCH_MISSING) or changed (CURLKHMATCH_MISMATCH), with the key the
+// server offered (copied: libcurl's struct is gone once the callback returns) for its fingerprint.
+struct favfs_ssh_key_report {
+    int verdict;          // a CURLKHMATCH_* value, -1 before the check
+    int keytype;          // a CURLKHTYPE_* value
+    size_t length;        // bytes in key (0: none, or longer than key)
+    unsigned char key[4096];
+};
 static inline int favfs_ssh_keyfunc(CURL *easy, const struct curl_khkey *knownkey, const struct curl_khkey *foundkey,
                              enum curl_khmatch match, void *clientp) {
-    (void)easy; (void)knownkey; (void)foundkey;
-    if (clientp) *(int *)clientp = (int)match;
+    (void)easy; (void)knownkey;
+    struct favfs_ssh_key_report *report = (struct favfs_ssh_key_report *)clientp;
+    if (report) {
+        report->verdict = (int)match;
+        report->length = 0;
+        if (foundkey && foundkey->key && foundkey->len > 0 && foundkey->len <= sizeof(report->key)) {
+            memcpy(report->key, foundkey->key, foundkey->len);
+            report->length = foundkey->len;
+            report->keytype = (int)foundkey->keytype;
+        }
+    }
     return match == CURLKHMATCH_OK ? CURLKHSTAT_FINE : CURLKHSTAT_REJECT;
 }
-static inline CURLcode favfs_easy_setopt_ssh_keyfunc(CURL *h, int *verdict) {
+static inline CURLcode favfs_easy_setopt_ssh_keyfunc(CURL *h, struct favfs_ssh_key_report *report) {
     CURLcode c = curl_easy_setopt(h, CURLOPT_SSH_KEYFUNCTION, favfs_ssh_keyfunc);
-    return c == CURLE_OK ? curl_easy_setopt(h, CURLOPT_SSH_KEYDATA, (void *)verdict) : c;
+    return c == CURLE_OK ? curl_easy_setopt(h, CURLOPT_SSH_KEYDATA, (void *)report) : c;
 }
 static const int favfs_khmatch_ok = CURLKHMATCH_OK;
 static const int favfs_khmatch_mismatch = CURLKHMATCH_MISMATCH;

@@ -59,8 +59,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var extraLists: [UnsafeMutablePointer<curl_slist>?] = []
     private var postData: UnsafeMutablePointer<CChar>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
-    /// The SSH host key verdict (a CURLKHMATCH_* value, -1 before the check), for sftp:// and scp://.
-    private let sshKeyVerdict: UnsafeMutablePointer<Int32>
+    /// The SSH host key verdict and the key offered, for sftp:// and scp:// (see shim.h).
+    private let sshKeyReport: UnsafeMutablePointer<favfs_ssh_key_report>
 
     init(request: CurlRequest, sink: Sink, options: TransportOptions, upload: UploadSource? = nil) {
         self.request = request
@@ -69,8 +69,9 @@ final class CurlTransfer: @unchecked Sendable {
         self.options = options
         errorBuffer = .allocate(capacity: Int(favfs_error_size))
         errorBuffer.initialize(repeating: 0, count: Int(favfs_error_size))
-        sshKeyVerdict = .allocate(capacity: 1)
-        sshKeyVerdict.initialize(to: -1)
+        sshKeyReport = .allocate(capacity: 1)
+        sshKeyReport.initialize(to: favfs_ssh_key_report())
+        sshKeyReport.pointee.verdict = -1
     }
 
     deinit {
@@ -78,7 +79,7 @@ final class CurlTransfer: @unchecked Sendable {
         for list in extraLists { curl_slist_free_all(list) }
         postData?.deallocate()
         errorBuffer.deallocate()
-        sshKeyVerdict.deallocate()
+        sshKeyReport.deallocate()
     }
 
     /// HTTP(S) responses have statuses; FTP and SFTP bodies always go to the sink.
@@ -133,8 +134,9 @@ final class CurlTransfer: @unchecked Sendable {
         }
         if isSSH {
             // Same acceptance as libcurl's default (known keys only), but the verdict is kept.
-            sshKeyVerdict.pointee = -1
-            check(favfs_easy_setopt_ssh_keyfunc(easy, sshKeyVerdict), "SSH_KEYFUNCTION")
+            sshKeyReport.pointee.verdict = -1
+            sshKeyReport.pointee.length = 0
+            check(favfs_easy_setopt_ssh_keyfunc(easy, sshKeyReport), "SSH_KEYFUNCTION")
         }
 
         let method = request.method.uppercased()
@@ -364,10 +366,14 @@ final class CurlTransfer: @unchecked Sendable {
                                    url: safeURL, errno: code == CURLE_WRITE_ERROR ? writeErrno : nil)
         error.replyLines = replyLines
         if isSSH && code == CURLE_PEER_FAILED_VERIFICATION {
-            switch sshKeyVerdict.pointee {
+            switch sshKeyReport.pointee.verdict {
             case favfs_khmatch_missing: error.sshHostKey = .unknown
             case favfs_khmatch_mismatch: error.sshHostKey = .changed
             default: break
+            }
+            let length = min(Int(sshKeyReport.pointee.length), 4096)
+            if length > 0 {
+                error.sshOfferedKey = withUnsafeBytes(of: &sshKeyReport.pointee.key) { Array($0.prefix(length)) }
             }
         }
         return .failure(error)

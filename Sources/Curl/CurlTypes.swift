@@ -82,6 +82,8 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     public var replyLines: [String] = []
     /// SFTP: why the server's host key was refused (CURLE_PEER_FAILED_VERIFICATION), when known.
     public var sshHostKey: SSHHostKeyProblem?
+    /// SFTP: the host key the server offered (its SSH wire-format blob), when it was refused.
+    public var sshOfferedKey: [UInt8]?
     public init(kind: Kind, code: Int, message: String, url: String, errno: Int32? = nil) {
         self.kind = kind; self.code = code; self.message = message; self.url = url; self.errno = errno
     }

@@ -48,7 +48,7 @@ struct SFTPErrors: Sendable {
         }
         switch t.code {
         case Self.peerFailedVerification:
-            return ProviderError(.denied, remote: remote, path: path, status: t.code, detail: hostKeyMessage(t.sshHostKey))
+            return ProviderError(.denied, remote: remote, path: path, status: t.code, detail: hostKeyMessage(t.sshHostKey, offered: t.sshOfferedKey.flatMap(SSHFingerprint.describe)))
         case Self.loginDenied:
             return ProviderError(.denied, remote: remote, path: path, status: t.code,
                                  detail: "\(operation) failed: the server refused the login (\(t.message)); \(loginHint)")
@@ -94,15 +94,17 @@ struct SFTPErrors: Sendable {
     private var port: String { hostAndPort.lastIndex(of: ":").map { String(hostAndPort[hostAndPort.index(after: $0)...]) } ?? "22" }
 
     /// What to say when the host key was refused, and how to fix it.
-    func hostKeyMessage(_ problem: SSHHostKeyProblem?) -> String {
+    /// `offered`: the server's key as OpenSSH names it ("ssh-ed25519 SHA256:…"), when known.
+    func hostKeyMessage(_ problem: SSHHostKeyProblem?, offered: String? = nil) -> String {
         // known_hosts names a host on a port other than 22 as [host]:port.
         let entry = port == "22" ? host : "[\(host)]:\(port)"
+        let key = offered.map { "; the server offers \($0)" } ?? ""
         switch problem {
         case .unknown:
             let exists = FileManager.default.fileExists(atPath: knownHostsPath)
-            return "the host key for \(hostAndPort) is not in \(knownHostsDisplay)\(exists ? "" : " (the file does not exist)") — add it with ssh-keyscan -p \(port) \(host) >> \(knownHostsDisplay) (after checking its fingerprint), or connect once with ssh"
+            return "the host key for \(hostAndPort) is not in \(knownHostsDisplay)\(exists ? "" : " (the file does not exist)")\(key) — if that is the server's fingerprint (ask its admin, or run ssh-keygen -lf on its /etc/ssh/ssh_host_*_key.pub), add it with ssh-keyscan -p \(port) \(host) >> \(knownHostsDisplay), or connect once with ssh"
         case .changed:
-            return "the host key for \(hostAndPort) has CHANGED: it differs from the one in \(knownHostsDisplay) — someone may be intercepting the connection; if the server's key really changed, remove the old entry with ssh-keygen -R '\(entry)' -f \(knownHostsDisplay)"
+            return "WARNING: the host key for \(hostAndPort) has CHANGED: it differs from the one in \(knownHostsDisplay)\(key) — someone may be intercepting the connection; if the server's key really changed, remove the old entry with ssh-keygen -R '\(entry)' -f \(knownHostsDisplay)"
         case nil:
             return "the host key for \(hostAndPort) was refused (not verifiable against \(knownHostsDisplay): unsupported key type?)"
         }

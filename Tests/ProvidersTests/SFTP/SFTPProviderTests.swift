@@ -181,6 +181,9 @@ final class SFTPProviderTests: XCTestCase {
         XCTAssertTrue(error?.detail.contains("host key for 127.0.0.1:\(server.port) is not in \(server.emptyKnownHosts)") == true, error?.detail ?? "")
         XCTAssertTrue(error?.detail.contains("ssh-keyscan -p \(server.port) 127.0.0.1") == true, error?.detail ?? "")
         XCTAssertEqual(error?.remote.hasPrefix("sftp://"), true)
+        // The key offered, named as OpenSSH names it, so it can be checked before it is accepted.
+        let fingerprint = try Self.fingerprint(server.root.path + "/host_ed25519.pub")
+        XCTAssertTrue(error?.detail.contains("the server offers ssh-ed25519 \(fingerprint)") == true, "\(fingerprint): \(error?.detail ?? "")")
 
         let missing = try SFTPTestServer.provider(server, options: ["known_hosts": server.root.path + "/none"])
         let e2 = await SFTPTestServer.expectError(.denied) { _ = try await missing.item(for: .rootContainer) }
@@ -192,6 +195,13 @@ final class SFTPProviderTests: XCTestCase {
         let error = await SFTPTestServer.expectError(.denied) { _ = try await p.item(for: .rootContainer) }
         XCTAssertTrue(error?.detail.contains("host key for 127.0.0.1:\(server.port) has CHANGED") == true, error?.detail ?? "")
         XCTAssertTrue(error?.detail.contains("ssh-keygen -R '[127.0.0.1]:\(server.port)'") == true, error?.detail ?? "")
+        XCTAssertTrue(error?.detail.contains(try Self.fingerprint(server.root.path + "/host_ed25519.pub")) == true, error?.detail ?? "")
+    }
+
+    /// "SHA256:…" of a public key file, from OpenSSH's own ssh-keygen.
+    static func fingerprint(_ pub: String) throws -> String {
+        let r = try Shell.run("/usr/bin/ssh-keygen", ["-l", "-E", "sha256", "-f", pub])
+        return String(r.output.split(separator: " ").dropFirst().first ?? "")
     }
 
     func testWrongKeyOrUserIsDenied() async throws {
