@@ -104,6 +104,10 @@ struct MountCommand: AsyncParsableCommand {
         }
         let cacheDir = (self.cacheDir.map { ($0 as NSString).expandingTildeInPath }) ?? Paths.defaultCacheDir(slug: remoteURL.slug)
         if allowOther { try Self.checkAllowOther() }
+        if notifyFd == nil, let size = ByteSize.parse(cacheSize), size < 64 << 20 {
+            // Legal (the cache grows past it while files are open), but reads then evict each other.
+            FileHandle.standardError.write(Data("favfs: warning: --cache-size \(cacheSize) is below 64 MiB: content will be evicted and fetched again often\n".utf8))
+        }
 
         if foreground || notifyFd != nil {
             let status = await MountRunner(command: self, configuration: configuration, mountpoint: mp, cacheDir: cacheDir).run()
