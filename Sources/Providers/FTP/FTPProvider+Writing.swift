@@ -7,9 +7,10 @@ import Foundation
 /// the result where the server has it (one connection round, no extra transfer).
 ///
 /// FTP has no conditional write: preconditions are checked by a stat (MLST, or the parent's
-/// LIST) after the upload reached its temporary name and right before the rename, so the race
-/// window is one command round trip, never the upload's duration. A write landing in that window
-/// is overwritten. No symbolic links: `createSymlink` stays `.notSupported`.
+/// LIST) after the upload reached its temporary name and right before the rename. Replacing a
+/// known version moves the current file aside first (`replace`), which only one of two writers
+/// can do, so the other's edit is never overwritten silently. No symbolic links:
+/// `createSymlink` stays `.notSupported`.
 extension FTPProvider: WritableProvider {
     // MARK: upload
 
@@ -78,12 +79,50 @@ extension FTPProvider: WritableProvider {
             if let current, current.kind == .folder {
                 throw ProviderError(.isAFolder, remote: remoteDescription, path: path, detail: "STOR refused: a folder is there")
             }
+            if case .mustMatch(let version) = precondition {
+                return try await replace(id, with: temporary, base: version, length: source.length)
+            }
             let fallback = Item(identifier: id, kind: .file, size: source.length)
             return try await rename(temporary, to: id, replacingFile: current != nil, command: "STOR", fallback: fallback)
         } catch {
             await removeTemporary(temporary)
             throw error
         }
+    }
+
+    /// Replaces version `base` of `id` with the uploaded `temporary`: `RNFR id`/`RNTO aside` (of
+    /// two writers only one can move the file away; for the other it is gone), a stat of what was
+    /// moved aside, then `RNFR temporary`/`RNTO id` and `DELE aside`. When what was moved aside is
+    /// not `base` (another edit saved since our check), it is put back and the upload refused with
+    /// `.versionChanged`, so ours becomes a conflict copy. For one round trip the name does not
+    /// exist. The caller removes `temporary` when this throws.
+    private func replace(_ id: ItemIdentifier, with temporary: ItemIdentifier, base: String, length: Int64) async throws -> Item {
+        let path = id.rawValue
+        let aside = temporary.parent.map { $0.child(Self.temporaryPrefix + "aside-" + UUID().uuidString.prefix(8).lowercased()) }
+            ?? ItemIdentifier.rootContainer.child(Self.temporaryPrefix + "aside-" + UUID().uuidString.prefix(8).lowercased())
+        let target = paths.serverPath(id), asidePath = paths.serverPath(aside)
+        do {
+            _ = try await commands(["RNFR \(target)", "RNTO \(asidePath)"], command: "RNFR/RNTO (move the current file aside)", path: path)
+        } catch let error as ProviderError where error.status.map({ (500..<600).contains($0) }) == true {
+            throw ProviderError(.versionChanged, remote: remoteDescription, path: path, status: error.status,
+                                detail: "STOR refused: the file is gone or being replaced by someone else (\(error.detail))")
+        }
+        let displaced = try? await existing(aside)
+        guard let displaced, displaced.version == base else {
+            do {
+                _ = try await commands(["RNFR \(asidePath)", "RNTO \(target)"], command: "RNFR/RNTO (put the other edit back)", path: path)
+            } catch {
+                log.warning("another client's edit could not be put back under its name; it is kept hidden beside it", metadata: [
+                    "remote": "\(remoteDescription)", "path": "\(path)", "kept as": "\(aside.rawValue)", "error": "\(error)",
+                ])
+            }
+            throw ProviderError(.versionChanged, remote: remoteDescription, path: path,
+                                detail: "STOR refused: the file changed on the server (now \(displaced?.version ?? "unreadable"), base version \(base))")
+        }
+        let fallback = Item(identifier: id, kind: .file, size: length)
+        let item = try await rename(temporary, to: id, replacingFile: false, command: "STOR", fallback: fallback)
+        await removeTemporary(aside)
+        return item
     }
 
     /// Deletes an upload's temporary file; a failure is only logged (it is hidden from listings).

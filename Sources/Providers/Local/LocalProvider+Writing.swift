@@ -33,19 +33,45 @@ extension LocalProvider: WritableProvider {
             }
             unlink(temp)
         case .mustMatch(let version):
-            var st = stat()
-            guard lstat(path(id), &st) == 0 else {
-                throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, detail: "deleted since it was read")
-            }
-            guard Self.version(st) == version else {
-                throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, detail: "changed since it was read")
-            }
-            guard Glibc.rename(temp, path(id)) == 0 else { throw failure(id, "cannot replace") }
+            try replace(id, with: temp, base: version)
         case .none:
             guard Glibc.rename(temp, path(id)) == 0 else { throw failure(id, "cannot replace") }
         }
         ok = true
         return try await item(for: id)
+    }
+
+    /// Replaces version `base` of `id` with `temp` so that of two writers (two mounts of one
+    /// folder) only one can succeed: `rename` the current file aside (one of them gets it; for
+    /// the other it is gone), compare what was moved, then `link` the new file in, which fails
+    /// if the name was taken meanwhile. Another edit moved aside by mistake is linked back.
+    private func replace(_ id: ItemIdentifier, with temp: String, base: String) throws {
+        let target = path(id)
+        let aside = (target as NSString).deletingLastPathComponent + "/.favfs-upload-aside-\(UUID().uuidString.prefix(12))"
+        guard Glibc.rename(target, aside) == 0 else {
+            if errno == ENOENT {
+                throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, detail: "deleted, or being replaced by someone else, since it was read")
+            }
+            throw failure(id, "cannot move the current file aside")
+        }
+        var st = stat()
+        guard lstat(aside, &st) == 0, Self.version(st) == base else {
+            // Another edit: put it back (link fails if the name was taken again; then keep it visible).
+            if link(aside, target) == 0 || Glibc.rename(aside, target + " (displaced \(UUID().uuidString.prefix(6).lowercased()))") == 0 {
+                unlink(aside)
+            }
+            throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, detail: "changed since it was read")
+        }
+        guard link(temp, target) == 0 else {
+            let code = errno
+            unlink(aside)  // the version we meant to replace
+            if code == EEXIST {
+                throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, detail: "a file was created under this name meanwhile")
+            }
+            throw failure(id, "cannot replace")
+        }
+        unlink(temp)
+        unlink(aside)
     }
 
     private func copy(from source: ContentSource, to out: Int32, id: ItemIdentifier) throws {

@@ -7,8 +7,9 @@ import Foundation
 /// An upload goes to a hidden temporary name in the target folder and is renamed into place
 /// only when complete, so a failed upload never leaves a truncated file. OpenSSH's SFTP v3
 /// `rename` never replaces an existing target (sftp-server links, then unlinks), and libcurl
-/// 7.88 with libssh2 1.10 has no posix-rename: replacing is `rm` then `rename`, so for one round
-/// trip the name does not exist. Preconditions are compared by a stat right before that swap.
+/// 7.88 with libssh2 1.10 has no posix-rename: replacing is two renames, so for one round trip
+/// the name does not exist. Replacing a known version moves the current file aside first (see
+/// `replace`), which only one of two writers can do: the other's edit is never lost silently.
 extension SFTPProvider: WritableProvider {
     // MARK: upload
 
@@ -16,8 +17,7 @@ extension SFTPProvider: WritableProvider {
     /// with the new file's stat taken in the same request.
     ///
     /// - `.mustNotExist`: a plain `rename`, which OpenSSH refuses when the target exists: atomic.
-    /// - `.mustMatch(v)`: stat before the upload (no wasted transfer) and again right before the
-    ///   swap; the window left is one round trip between that stat and `rm`.
+    /// - `.mustMatch(v)`: stat before the upload (no wasted transfer), then `replace`.
     /// - `.none`: `rm` (allowed to fail) then `rename`.
     public func upload(_ id: ItemIdentifier, from source: ContentSource, precondition: UploadPrecondition) async throws -> Item {
         guard let parent = id.parent else {
@@ -40,9 +40,8 @@ extension SFTPProvider: WritableProvider {
         switch precondition {
         case .mustNotExist:
             swap = []
-        case .mustMatch:
-            try await check(precondition, id, cleanup: temp)
-            swap = ["rm \(paths.quoted(id))"]
+        case .mustMatch(let base):
+            return try await replace(id, with: temp, base: base, length: source.length)
         case .none:
             swap = ["*rm \(paths.quoted(id))"]
         }
@@ -58,12 +57,87 @@ extension SFTPProvider: WritableProvider {
             }
             throw error
         }
-        if case .mustMatch(let base) = precondition, result.string == base {
+        return item(id, kind: .file, stat: result)
+    }
+
+    /// Replaces version `base` of `id` with the uploaded `temp`, atomically enough that two
+    /// writers cannot both succeed: `rename id aside` (one of them wins it; for the other the name
+    /// is gone), a stat of what was moved aside, then `rename temp id` and `rm aside`. When what
+    /// was moved aside is not `base` (someone else's edit, saved between our check and the move),
+    /// it is put back and the upload refused with `.versionChanged`, so ours becomes a conflict
+    /// copy. What is left: for one round trip the name does not exist (a reader then gets ENOENT).
+    private func replace(_ id: ItemIdentifier, with temp: ItemIdentifier, base: String, length: Int64) async throws -> Item {
+        let parent = id.parent ?? .rootContainer
+        let aside = parent.child(Self.temporaryPrefix + "aside-" + UUID().uuidString.prefix(8).lowercased())
+        let displaced: SFTPVersion
+        do {
+            displaced = try await stat(aside, quote: ["rename \(paths.quoted(id)) \(paths.quoted(aside))"], operation: "upload (move the current file aside)")
+        } catch let error as ProviderError where error.status == SFTPErrors.quoteError || error.kind == .notFound {
+            await removeQuietly(temp)
+            throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, status: error.status,
+                                detail: "upload refused: the file is gone or being replaced by someone else (\(error.detail))")
+        } catch {
+            await removeQuietly(temp)
+            throw error
+        }
+        guard displaced.string == base else {
+            await putBack(aside, as: id)
+            await removeQuietly(temp)
+            throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue,
+                                detail: "upload refused: the file changed on the server (now \(displaced.string), base version \(base))")
+        }
+        var result: SFTPVersion
+        do {
+            result = try await stat(id, quote: ["rename \(paths.quoted(temp)) \(paths.quoted(id))", "*rm \(paths.quoted(aside))"],
+                                    operation: "upload (rename into place)")
+        } catch let error as ProviderError where error.kind == .notFound && error.status != SFTPErrors.quoteError {
+            // The renames ran; the stat after them did not find the file: another writer has it
+            // aside this instant, to compare, and puts it back. Ask again for a moment.
+            result = try await settledStat(id, length: length, after: error)
+        } catch let error as ProviderError {
+            // The name was taken while it was free (a new file by someone else): theirs stays,
+            // ours becomes a conflict copy; the base we moved aside was being replaced anyway.
+            await removeQuietly(temp)
+            await removeQuietly(aside)
+            throw error.status == SFTPErrors.quoteError
+                ? ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, status: error.status,
+                                detail: "upload refused: a file was created under this name meanwhile (\(error.detail))")
+                : error
+        }
+        if result.string == base {
             // Same size, written within the same second as the base: nudge the mtime so the new
             // content gets a version of its own (a reader of the old one must notice).
             result = try await stat(id, quote: [mtimeCommand(id, seconds: result.mtime + 1)], operation: "upload (distinct mtime)")
         }
         return item(id, kind: .file, stat: result)
+    }
+
+    /// The stat of a file just put in place that another writer is briefly holding aside: asked
+    /// again for up to a second. Not back, or not ours (another size): `.versionChanged`.
+    private func settledStat(_ id: ItemIdentifier, length: Int64, after error: ProviderError) async throws -> SFTPVersion {
+        for _ in 0..<10 {
+            try? await Task.sleep(nanoseconds: 100_000_000)
+            if let now = try? await stat(id, operation: "upload (stat after rename)") {
+                if now.size == length { return now }
+                break
+            }
+        }
+        throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, status: error.status,
+                            detail: "the upload was renamed into place, then replaced by someone else (\(error.detail))")
+    }
+
+    /// Puts someone else's edit, moved aside by mistake, back under its name; if the name was
+    /// taken meanwhile, keeps it beside, visible, rather than hidden.
+    private func putBack(_ aside: ItemIdentifier, as id: ItemIdentifier) async {
+        if (try? await stat(id, quote: ["rename \(paths.quoted(aside)) \(paths.quoted(id))"], operation: "upload (put the other edit back)")) != nil {
+            return
+        }
+        let parent = id.parent ?? .rootContainer
+        let visible = parent.child("\(id.name) (displaced \(UUID().uuidString.prefix(6).lowercased()))")
+        let kept = (try? await stat(visible, quote: ["rename \(paths.quoted(aside)) \(paths.quoted(visible))"], operation: "upload (keep the other edit)")) != nil
+        log.warning("another client's edit could not be put back under its name", metadata: [
+            "remote": "\(remoteDescription)", "path": "\(id.rawValue)", "kept as": "\(kept ? visible.rawValue : aside.rawValue)",
+        ])
     }
 
     /// Throws `.exists` / `.versionChanged` when the target does not meet `precondition` now.
@@ -76,6 +150,12 @@ extension SFTPProvider: WritableProvider {
                 current = try await stat(id, operation: "upload (precondition)")
             } catch let error as ProviderError where error.kind == .notFound {
                 current = nil
+            } catch let error as ProviderError where error.kind == .invalidResponse {
+                // A stat that races another writer's swap can come back without a time (the
+                // name is gone for that instant): ask once more, then take it as not there.
+                try? await Task.sleep(nanoseconds: 100_000_000)
+                current = try? await stat(id, operation: "upload (precondition)")
+                if current == nil, case .mustNotExist = precondition { throw error }
             }
         }
         var refusal: ProviderError?
