@@ -1,6 +1,7 @@
-/// SHA-256 (FIPS 180-4), for naming cache files by content keys. Small inputs only (keys, not
-/// content): Foundation on Linux has no digest and the package takes no crypto dependency.
-enum SHA256 {
+/// SHA-256 (FIPS 180-4), for naming cache files by content keys and for SSH host key
+/// fingerprints. Small inputs only (keys, not content): Foundation on Linux has no digest and
+/// the package takes no crypto dependency.
+public enum SHA256 {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -13,14 +14,14 @@ enum SHA256 {
     ]
 
     /// The digest of `bytes` as 64 lowercase hex digits.
-    static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+    public static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
         digest(Array(bytes)).map { b in
             let s = String(b, radix: 16)
             return b < 16 ? "0" + s : s
         }.joined()
     }
 
-    static func digest(_ input: [UInt8]) -> [UInt8] {
+    public static func digest(_ input: [UInt8]) -> [UInt8] {
         var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
         var message = input
         let bitLength = UInt64(input.count) * 8
