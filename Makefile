@@ -6,18 +6,20 @@ PREFIX ?= /usr/local
 RELEASE_FLAGS = -c release --static-swift-stdlib --product favfs
 RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 
-.PHONY: setup build release test check install demo demo-stop bench clean
+.PHONY: setup build release man test check install deb demo demo-stop bench clean
 
 # Every Debian and PyPI package the build, the demo and the tests need (run as root; CI runs it too).
 # Build: FUSE, libcurl, SQLite. Test servers, one per provider: Apache mod_dav and autoindex
 # (WebDAV, HTTP index), nginx (HTTP index), OpenSSH (SFTP), openssl (FTPS certificates);
 # moto_server (S3, pinned: the test launcher adjusts how this version checks signatures),
-# pyftpdlib + pyOpenSSL (FTP/FTPS), Pillow (the Favart fixture's previews).
+# pyftpdlib + pyOpenSSL (FTP/FTPS), Pillow (the Favart fixture's previews). Packaging and its check:
+# dpkg-dev (dpkg-shlibdeps), binutils (strip), man-db, passwd (useradd), util-linux (runuser).
 setup:
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    libfuse3-dev fuse3 libcurl4-openssl-dev libsqlite3-dev pkg-config \
-	    apache2 apache2-utils nginx openssh-server openssh-client openssl python3 python3-pip curl ca-certificates
+	    apache2 apache2-utils nginx openssh-server openssh-client openssl python3 python3-pip curl ca-certificates \
+	    dpkg-dev binutils xz-utils man-db groff-base passwd util-linux
 	python3 -m pip install -q 'moto[server]==5.2.1' pyftpdlib pyopenssl pillow
 
 build:
@@ -37,9 +39,23 @@ test: check release
 	$(SWIFT) build --build-tests
 	FAVFS_BIN="$(RELEASE_BIN)" $(SWIFT) test --skip-build
 
-install: release
-	install -d "$(DESTDIR)$(PREFIX)/bin"
-	install -m 0755 "$(RELEASE_BIN)" "$(DESTDIR)$(PREFIX)/bin/favfs"
+# The man page: what swift-argument-parser generates from the command line (its GenerateManual
+# plugin, on the debug build the tests use), with the hand-written sections of
+# packaging/favfs.1.sections (behaviour, fstab, systemd, files, exit statuses).
+MAN_PAGE = .build/man/favfs.1
+man:
+	$(SWIFT) package generate-manual --configuration debug --date "$$(git log -1 --format=%cs 2>/dev/null || date +%F)" --authors "favfs developers"
+	mkdir -p .build/man
+	packaging/make-man.py .build/plugins/GenerateManual/outputs/favfs/favfs.1 packaging/favfs.1.sections $(MAN_PAGE)
+
+# The binary, man page, completions (bash, zsh, fish) and the systemd user unit; the same set
+# the package installs. PREFIX=/usr/local by default; DESTDIR for staging.
+install: release man
+	packaging/install-files.sh "$(RELEASE_BIN)" $(MAN_PAGE) "$(DESTDIR)" "$(PREFIX)"
+
+# favfs_VERSION_ARCH.deb in this folder (dpkg-deb; Depends from the libraries the binary links).
+deb: release man
+	packaging/build-deb.sh "$(RELEASE_BIN)" $(MAN_PAGE)
 
 # A sample WebDAV server (Debian's Apache mod_dav on a free loopback port) mounted on ./demo/Remote.
 demo: release
@@ -52,4 +68,4 @@ bench: release
 	bench/run.sh
 
 clean:
-	rm -rf .build demo
+	rm -rf .build demo favfs_*.deb

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Checks an installed favfs package the way a user meets it (CI runs it as root after
+# `make deb` and `apt-get install ./favfs_*.deb`): the binary, the man page, completion, the
+# systemd unit, `mount -t fuse.favfs`, and an /etc/fstab line a plain user mounts.
+set -euo pipefail
+fail() { echo "check-installed: FAILED: $*" >&2; exit 1; }
+ok() { echo "check-installed: ok: $*"; }
+
+[ "$(id -u)" = 0 ] || fail "run as root (it edits /etc/fstab and adds a user)"
+work=$(mktemp -d /tmp/favfs-check-XXXXXX)
+chmod 0755 "$work"
+fstab_backup="$work/fstab.orig"
+cp /etc/fstab "$fstab_backup" 2>/dev/null || : > "$fstab_backup"
+fuse_mode=$(stat -c %a /dev/fuse)
+cleanup() {
+    for m in "$work/mnt" /home/favfsci/mnt; do
+        mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || fusermount3 -u -z "$m" 2>/dev/null || true; }
+    done
+    cp "$fstab_backup" /etc/fstab
+    chmod "$fuse_mode" /dev/fuse
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The binary, from the package, on PATH, with its libraries.
+[ "$(command -v favfs)" = /usr/bin/favfs ] || fail "favfs is not /usr/bin/favfs"
+favfs --version | head -1 | grep -q '^favfs ' || fail "favfs --version"
+ldd /usr/bin/favfs | grep -q 'not found' && fail "missing libraries: $(ldd /usr/bin/favfs | grep 'not found')"
+ldd /usr/bin/favfs | grep -q swift && fail "the packaged binary links the Swift runtime dynamically"
+ok "$(favfs --version | head -1), no Swift runtime needed"
+
+# The man page: found, and it renders without warnings.
+[ "$(man -w favfs)" = /usr/share/man/man1/favfs.1.gz ] || fail "man -w favfs: $(man -w favfs 2>&1)"
+warnings=$(MANWIDTH=80 man --warnings -P cat favfs 2>&1 >/dev/null) || true
+[ -z "$warnings" ] || fail "man favfs warns: $warnings"
+MANWIDTH=80 man -P cat favfs 2>/dev/null | grep -q 'MOUNT HELPER AND FSTAB' || fail "man favfs lacks the hand-written sections"
+MANWIDTH=80 man -P cat favfs 2>/dev/null | grep -q -- '--cache-size' || fail "man favfs lacks the generated options"
+ok "man favfs"
+
+# Completion: bash completes `favfs mo` to mount; zsh and fish files are where they look.
+got=$(bash -c 'source /usr/share/bash-completion/completions/favfs; COMP_WORDS=(favfs mo); COMP_CWORD=1; COMP_LINE="favfs mo"; COMP_POINT=8; _favfs; echo "${COMPREPLY[*]}"')
+[[ " $got " == *" mount "* ]] || fail "bash completion of 'favfs mo' gave '$got'"
+[ -s /usr/share/zsh/vendor-completions/_favfs ] || fail "no zsh completion"
+[ -s /usr/share/fish/vendor_completions.d/favfs.fish ] || fail "no fish completion"
+ok "completion (bash: favfs mo -> $got)"
+
+# The systemd user unit parses (as an instance) and names what it runs.
+unit="$work/favfs@nas.service"
+cp /usr/lib/systemd/user/favfs@.service "$unit"
+if command -v systemd-analyze >/dev/null; then
+    out=$(systemd-analyze verify "$unit" 2>&1 | grep -v 'Failed to lookup\|Failed to initialize\|RuntimeDirectory' || true)
+    [ -z "$out" ] || fail "systemd-analyze verify favfs@.service: $out"
+fi
+grep -q '^Type=notify' "$unit" || fail "the unit is not Type=notify"
+ok "systemd unit favfs@.service"
+
+# mount -t fuse.favfs (through mount.fuse3), as root.
+mkdir -p "$work/src/sub" "$work/mnt"
+echo hello > "$work/src/hello.txt"
+chmod -R a+rX "$work/src"
+mount -t fuse.favfs "file://$work/src" "$work/mnt" -o "cache_dir=$work/cache,ro,nosuid,nodev" || fail "mount -t fuse.favfs"
+[ "$(cat "$work/mnt/hello.txt")" = hello ] || fail "reading through mount -t fuse.favfs"
+touch "$work/mnt/new" 2>/dev/null && fail "ro was not applied"
+grep -q " $work/mnt fuse.favfs " /proc/mounts || fail "not in /proc/mounts as fuse.favfs"
+umount "$work/mnt" || fail "umount"
+for _ in $(seq 50); do pgrep -f "favfs mount $work/mnt" >/dev/null || break; sleep 0.1; done
+ok "mount -t fuse.favfs and umount"
+
+# An /etc/fstab line with noauto,user: a plain user mounts it in their home, as on a desktop
+# (/dev/fuse usable by everyone, fusermount3 setuid).
+id favfsci >/dev/null 2>&1 || useradd -m favfsci
+chmod 0666 /dev/fuse
+runuser -u favfsci -- mkdir -p /home/favfsci/mnt
+echo "file://$work/src /home/favfsci/mnt fuse.favfs noauto,user,cache_dir=/home/favfsci/.cache/favfs-check,umask=022 0 0" >> /etc/fstab
+runuser -u favfsci -- mount /home/favfsci/mnt || fail "a plain user's mount from /etc/fstab"
+grep -q ' /home/favfsci/mnt fuse.favfs .*user_id='"$(id -u favfsci)" /proc/mounts || fail "the fstab mount is not the user's: $(grep favfsci /proc/mounts)"
+[ "$(runuser -u favfsci -- cat /home/favfsci/mnt/hello.txt)" = hello ] || fail "the user reading through their fstab mount"
+runuser -u favfsci -- favfs status --json | grep -q '"mountpoint" : "/home/favfsci/mnt"' || fail "favfs status --json as the user"
+runuser -u favfsci -- favfs unmount /home/favfsci/mnt || fail "favfs unmount by the user"
+ok "an /etc/fstab line mounted and unmounted by a plain user"
+echo "check-installed: all checks passed"

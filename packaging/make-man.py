@@ -1,0 +1,19 @@
+#!/usr/bin/env python3
+"""favfs.1: the page swift-argument-parser generates from the command line (every command and
+option), with its generic EXIT STATUS replaced by the hand-written sections in favfs.1.sections,
+and blank lines (which mdoc warns about) turned into paragraph breaks.
+
+usage: make-man.py GENERATED SECTIONS OUTPUT"""
+import re
+import sys
+
+generated, sections, output = sys.argv[1:4]
+page = open(generated, encoding="utf-8").read()
+extra = open(sections, encoding="utf-8").read().rstrip("\n") + "\n"
+page = re.sub(r"^$", ".Pp", page, flags=re.M)
+start = page.find('.Sh "EXIT STATUS"')
+end = page.find(".Sh AUTHORS")
+if start < 0 or end < start:
+    sys.exit("make-man.py: the generated page has no EXIT STATUS section before AUTHORS; check swift-argument-parser's output")
+page = page[:start] + extra + page[end:]
+open(output, "w", encoding="utf-8").write(page)
