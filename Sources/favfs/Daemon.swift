@@ -21,6 +21,12 @@ enum Daemon {
         posix_spawn_file_actions_addopen(&fa, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_adddup2(&fa, 1, 2)
         posix_spawn_file_actions_adddup2(&fa, notify[1], 3)
+        // Nothing else the caller had open: the daemon lives long, and an inherited descriptor of
+        // a file in another mount would keep that mount busy (unmount: EBUSY) for all that time.
+        // (posix_spawn_file_actions_addclosefrom_np is not visible from Swift.)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            if let fd = Int32(name), fd >= 3 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        }
 
         let exe = selfExecutable()
         let argv = ([exe] + arguments).map { strdup($0) } + [nil]

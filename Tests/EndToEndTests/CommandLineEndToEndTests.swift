@@ -201,6 +201,20 @@ final class CommandLineEndToEndTests: XCTestCase {
         }
     }
 
+    /// A program that runs `favfs mount` with a file of another mount open (a shell in a script)
+    /// must not lend that descriptor to the long-lived daemon: the other mount would stay busy.
+    func testTheDaemonInheritsNoDescriptorOfItsCaller() throws {
+        let src = try folder()
+        let x = try make("file://" + src.path), y = try make("file://" + src.path)
+        try x.mountOrThrow()
+        let r = try TimedProcess.sh("exec 7< \(shq(x.path + "/hello.txt")); \(shq(FavFSBinary.path)) mount \(shq(y.path)) --remote \(shq("file://" + src.path)) --cache-dir \(shq(y.cacheDir.path))", timeout: 60)
+        XCTAssertTrue(r.succeeded, "\(r)")
+        XCTAssertTrue(y.isMounted)
+        let u = try x.unmount()
+        XCTAssertTrue(u.succeeded, "the other mount's daemon keeps \(x.path) busy: \(u)")
+        XCTAssertTrue(try y.unmount().succeeded)
+    }
+
     func testJSONOutputsParse() throws {
         let src = try folder()
         let m = try make("file://" + src.path)

@@ -73,7 +73,8 @@ final class TwoWritersEndToEndTests: XCTestCase {
 
     /// open(O_WRONLY|O_TRUNC), write, fsync, close: an editor saving in place. Nil on success.
     static func rewrite(_ path: String, with text: String, create: Bool = false) -> String? {
-        let fd = open(path, O_WRONLY | O_TRUNC | (create ? O_CREAT : 0), 0o644)
+        // O_CLOEXEC: other tests run in parallel and spawn processes, which must not inherit it.
+        let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
         guard fd >= 0 else { return "open: \(String(cString: strerror(errno)))" }
         defer { close(fd) }
         let bytes = Array(text.utf8)

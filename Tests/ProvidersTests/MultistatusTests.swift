@@ -226,4 +226,20 @@ final class WebDAVListingTests: XCTestCase {
             XCTAssertEqual((e as? ProviderError)?.path, "/f")
         }
     }
+
+    /// A method the server does not allow (405, 501) is refused for good, named, and never
+    /// retried as if the server were in trouble; a 405 that means something else for one method
+    /// (MKCOL: the folder exists) keeps that meaning.
+    func testAMethodTheServerDoesNotAllowIsRefusedForGood() {
+        let errors = WebDAVErrors(remote: "dav://h/files")
+        let put = errors.status(405, method: "PUT", path: "/a.txt")
+        XCTAssertEqual(put.kind, .notSupported)
+        XCTAssertFalse(put.isTransient)
+        XCTAssertEqual(put.detail, "PUT failed: 405 Method Not Allowed (the server does not allow PUT here)")
+        XCTAssertEqual(errors.status(501, method: "MOVE", path: "/a").kind, .notSupported)
+        let mkcol = errors.status(405, method: "MKCOL", path: "/made", meaning: [405: .exists])
+        XCTAssertEqual(mkcol.kind, .exists)
+        XCTAssertEqual(mkcol.detail, "MKCOL failed: 405 Method Not Allowed")
+        XCTAssertEqual(errors.status(503, method: "PUT", path: "/a").kind, .serverError)
+    }
 }

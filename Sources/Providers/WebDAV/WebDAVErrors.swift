@@ -21,9 +21,12 @@ struct WebDAVErrors: Sendable {
         case 507: kind = .noSpace
         case 413: kind = .tooLarge
         case 414: kind = .nameTooLong
+        // Refused for good, not a server in trouble: retrying would never help.
+        case 405, 501: kind = .notSupported
         default: kind = .serverError
         }
         var detail = "\(method) failed: \(status) \(Self.reason(status))"
+        if kind == .notSupported, status == 405 || status == 501 { detail += " (the server does not allow \(method.split(separator: " ").first ?? "it") here)" }
         if kind == .serverError, let snippet = Self.snippet(body) { detail += " — \(snippet)" }
         return ProviderError(kind, remote: remote, path: path, status: status, detail: detail)
     }
