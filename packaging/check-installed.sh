@@ -13,7 +13,8 @@ fstab_backup="$work/fstab.orig"
 cp /etc/fstab "$fstab_backup" 2>/dev/null || : > "$fstab_backup"
 fuse_mode=$(stat -c %a /dev/fuse)
 cleanup() {
-    for m in "$work/mnt" /home/favfsci/mnt; do
+    [ -x /home/favfsci/favfs-demo/scripts/demo.sh ] && runuser -u favfsci -- env FAVFS=/usr/bin/favfs /home/favfsci/favfs-demo/scripts/demo.sh stop >/dev/null 2>&1
+    for m in "$work/mnt" /home/favfsci/mnt /home/favfsci/favfs-demo/demo/Remote; do
         mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || fusermount3 -u -z "$m" 2>/dev/null || true; }
     done
     cp "$fstab_backup" /etc/fstab
@@ -78,4 +79,17 @@ grep -q ' /home/favfsci/mnt fuse.favfs .*user_id='"$(id -u favfsci)" /proc/mount
 runuser -u favfsci -- favfs status --json | grep -q '"mountpoint" : "/home/favfsci/mnt"' || fail "favfs status --json as the user"
 runuser -u favfsci -- favfs unmount /home/favfsci/mnt || fail "favfs unmount by the user"
 ok "an /etc/fstab line mounted and unmounted by a plain user"
+# The demo as a plain user (Apache on a free port as that user, the mount through fusermount3),
+# with the packaged binary: what `make demo` runs after building.
+here=$(cd "$(dirname "$0")" && pwd)
+demo=/home/favfsci/favfs-demo
+rm -rf "$demo"
+runuser -u favfsci -- mkdir -p "$demo/scripts"
+install -m 0755 -o favfsci "$here/../scripts/demo.sh" "$demo/scripts/demo.sh"
+runuser -u favfsci -- env FAVFS=/usr/bin/favfs "$demo/scripts/demo.sh" start >/dev/null || fail "the demo as a plain user"
+[ "$(runuser -u favfsci -- cat "$demo/demo/Remote/README.txt")" = "Hello from favfs" ] || fail "reading the demo as a plain user"
+runuser -u favfsci -- env FAVFS=/usr/bin/favfs "$demo/scripts/demo.sh" stop >/dev/null
+mountpoint -q "$demo/demo/Remote" && fail "the demo's stop left its mount"
+rm -rf "$demo"
+ok "the demo as a plain user"
 echo "check-installed: all checks passed"
