@@ -20,6 +20,11 @@ public enum CurlOption: Sendable, Equatable {
     case customRequest(String)
     /// CURLOPT_USE_SSL: `.all` for FTPS (explicit TLS on `ftp://` or implicit on `ftps://`).
     case useSSL(SSLLevel)
+    /// TLS 1.2 at most (CURLOPT_SSLVERSION). FTPS uploads need it: over TLS 1.3 the server's
+    /// session tickets arrive on the data connection after the handshake, libcurl never reads
+    /// them, and its close then resets the connection, losing the upload's tail (curl
+    /// KNOWN_BUGS "FTPS upload data loss with TLS 1.3", curl/curl#6149).
+    case tlsAtMost12
     /// CURLOPT_FTP_SKIP_PASV_IP: connect to the control host, not the address in the 227 reply.
     case ftpSkipPasvIP(Bool)
     /// CURLOPT_FTP_FILEMETHOD: how curl walks to a path (1 multicwd, 2 nocwd, 3 singlecwd).

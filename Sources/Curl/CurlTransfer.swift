@@ -233,6 +233,7 @@ final class CurlTransfer: @unchecked Sendable {
         case .dirListOnly: return long(CURLOPT_DIRLISTONLY, 1, "DIRLISTONLY")
         case .customRequest(let r): return string(CURLOPT_CUSTOMREQUEST, r, "CUSTOMREQUEST")
         case .useSSL(let level): return long(CURLOPT_USE_SSL, level.rawValue, "USE_SSL")
+        case .tlsAtMost12: return long(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2) | Int(CURL_SSLVERSION_MAX_TLSv1_2), "SSLVERSION")
         case .ftpSkipPasvIP(let v): return long(CURLOPT_FTP_SKIP_PASV_IP, v ? 1 : 0, "FTP_SKIP_PASV_IP")
         case .ftpFileMethod(let v): return long(CURLOPT_FTP_FILEMETHOD, v, "FTP_FILEMETHOD")
         case .sshKnownHosts(let f): return string(CURLOPT_SSH_KNOWNHOSTS, f, "SSH_KNOWNHOSTS")

@@ -27,9 +27,10 @@ extension FTPProvider: WritableProvider {
         // libcurl cannot put the parent's path in the STOR URL (a tab in a folder name).
         let temporaryName = Self.temporaryPrefix + UUID().uuidString.prefix(12).lowercased()
         let temporary = FTPPaths.fitsInURL(paths.serverPath(parent)) ? parent.child(temporaryName) : ItemIdentifier.rootContainer.child(temporaryName)
-        // The server's 226 is not proof: over FTPS, a data connection closed in the middle of
-        // its TLS shutdown has left files short (seen with pyftpdlib). A short file is never
-        // renamed into place: the transfer is tried again, and then the upload fails (transient).
+        // The server's 226 is not proof: over FTPS with TLS 1.3, libcurl's close of the data
+        // connection lost the upload's tail (now capped at TLS 1.2, see FTPProvider.request),
+        // and other causes may remain. A short file is never renamed into place: the transfer
+        // is tried again, and then the upload fails (transient).
         var attempt = 0
         while true {
             attempt += 1
@@ -48,9 +49,7 @@ extension FTPProvider: WritableProvider {
             log.warning("an upload arrived short; sending it again", metadata: [
                 "remote": "\(remoteDescription)", "path": "\(path)", "stored": "\(stored?.size ?? -1)", "length": "\(source.length)",
             ])
-            // pyftpdlib over FTPS stores the first ~112 KiB of an upload about one time in
-            // three (cause not found; curl's own CLI does not hit it): six tries, not three.
-            if attempt >= 6 {
+            if attempt >= 3 {
                 await removeTemporary(temporary)
                 throw ProviderError(.serverError, remote: remoteDescription, path: path,
                                     detail: "STOR: the server stored \(stored.map { String($0.size) } ?? "nothing") of \(source.length) bytes, \(attempt) times")

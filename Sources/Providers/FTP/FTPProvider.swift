@@ -57,7 +57,8 @@ public final class FTPProvider: Provider {
     /// A request with the remote's credentials, passive mode on the control host and TLS options.
     func request(_ url: String, _ options: [CurlOption]) -> CurlRequest {
         var all: [CurlOption] = [.ftpSkipPasvIP(true), .ftpFileMethod(3)]
-        if configuration.useTLS { all.append(.useSSL(.all)) }
+        // TLS 1.2: over 1.3, libcurl loses the tail of uploads (see CurlOption.tlsAtMost12).
+        if configuration.useTLS { all += [.useSSL(.all), .tlsAtMost12] }
         if let ca = configuration.caCertificate { all.append(.caInfo(ca)) }
         return CurlRequest(method: "GET", url: url, credentials: configuration.credentials, options: all + options)
     }
