@@ -28,6 +28,11 @@ trap cleanup EXIT
 favfs --version | head -1 | grep -q '^favfs ' || fail "favfs --version"
 ldd /usr/bin/favfs | grep -q 'not found' && fail "missing libraries: $(ldd /usr/bin/favfs | grep 'not found')"
 ldd /usr/bin/favfs | grep -q swift && fail "the packaged binary links the Swift runtime dynamically"
+deb=$(ls -t "$(dirname "$0")"/../favfs_*.deb 2>/dev/null | head -1)
+if [ -n "$deb" ]; then
+    cmp -s <(dpkg-deb --fsys-tarfile "$deb" 2>/dev/null | tar -xO ./usr/bin/favfs) /usr/bin/favfs \
+        || fail "/usr/bin/favfs is not the binary of $deb (install it with apt-get install --reinstall)"
+fi
 ok "$(favfs --version | head -1), no Swift runtime needed"
 
 # The man page: found, and it renders without warnings.
