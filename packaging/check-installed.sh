@@ -13,39 +13,68 @@ fstab_backup="$work/fstab.orig"
 cp /etc/fstab "$fstab_backup" 2>/dev/null || : > "$fstab_backup"
 fuse_mode=$(stat -c %a /dev/fuse)
 cleanup() {
+    set +e  # restore everything, even if one step fails
+    cp "$fstab_backup" /etc/fstab
+    chmod "$fuse_mode" /dev/fuse
     [ -x /home/favfsci/favfs-demo/scripts/demo.sh ] && runuser -u favfsci -- env FAVFS=/usr/bin/favfs /home/favfsci/favfs-demo/scripts/demo.sh stop >/dev/null 2>&1
     for m in "$work/mnt" /home/favfsci/mnt /home/favfsci/favfs-demo/demo/Remote; do
         mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || fusermount3 -u -z "$m" 2>/dev/null || true; }
     done
-    cp "$fstab_backup" /etc/fstab
-    chmod "$fuse_mode" /dev/fuse
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-# The binary, from the package, on PATH, with its libraries.
+# The package: its files, its Depends, its checksums.
+dpkg -s favfs 2>/dev/null | grep -q '^Status: install ok installed' || fail "the package favfs is not installed"
+files=$(dpkg -L favfs)
+for f in /usr/bin/favfs /usr/share/man/man1/favfs.1.gz /usr/share/bash-completion/completions/favfs \
+    /usr/share/zsh/vendor-completions/_favfs /usr/share/fish/vendor_completions.d/favfs.fish \
+    /usr/lib/systemd/user/favfs@.service /usr/share/doc/favfs/README.md /usr/share/doc/favfs/changelog.gz; do
+    grep -qx "$f" <<< "$files" || fail "the package lacks $f"
+done
+depends=$(dpkg-query -W -f '${Depends}' favfs)
+for d in fuse3 libfuse3-3 libcurl4 libsqlite3-0 libxml2 libc6; do
+    [[ ", $depends," == *", $d "* || ", $depends," == *", $d,"* ]] || fail "Depends lacks $d: $depends"
+done
+dpkg --verify favfs || fail "dpkg --verify favfs: installed files differ from the package's md5sums"
+ok "package: $(wc -l <<< "$files") paths, Depends: $depends"
+
+# The binary, from the package, on PATH, stripped, with its libraries.
 [ "$(command -v favfs)" = /usr/bin/favfs ] || fail "favfs is not /usr/bin/favfs"
-favfs --version | head -1 | grep -q '^favfs ' || fail "favfs --version"
-ldd /usr/bin/favfs | grep -q 'not found' && fail "missing libraries: $(ldd /usr/bin/favfs | grep 'not found')"
-ldd /usr/bin/favfs | grep -q swift && fail "the packaged binary links the Swift runtime dynamically"
+version_text=$(favfs --version) || fail "favfs --version exits $?"
+version_line=${version_text%%$'\n'*}
+[[ "$version_line" =~ ^(favfs\ )?[0-9]+\.[0-9] ]] || fail "favfs --version: first line '$version_line' names no version"
+libs=$(ldd /usr/bin/favfs)
+grep -q 'not found' <<< "$libs" && fail "missing libraries: $(grep 'not found' <<< "$libs")"
+grep -q swift <<< "$libs" && fail "the packaged binary links the Swift runtime dynamically"
+readelf -S -W /usr/bin/favfs | grep -q ' \.symtab ' && fail "/usr/bin/favfs is not stripped"
 deb=$(ls -t "$(dirname "$0")"/../favfs_*.deb 2>/dev/null | head -1)
 if [ -n "$deb" ]; then
     cmp -s <(dpkg-deb --fsys-tarfile "$deb" 2>/dev/null | tar -xO ./usr/bin/favfs) /usr/bin/favfs \
         || fail "/usr/bin/favfs is not the binary of $deb (install it with apt-get install --reinstall)"
 fi
-ok "$(favfs --version | head -1), no Swift runtime needed"
+ok "$version_line, stripped, no Swift runtime needed"
 
 # The man page: found, and it renders without warnings.
 [ "$(man -w favfs)" = /usr/share/man/man1/favfs.1.gz ] || fail "man -w favfs: $(man -w favfs 2>&1)"
 warnings=$(MANWIDTH=80 man --warnings -P cat favfs 2>&1 >/dev/null) || true
 [ -z "$warnings" ] || fail "man favfs warns: $warnings"
-MANWIDTH=80 man -P cat favfs 2>/dev/null | grep -q 'MOUNT HELPER AND FSTAB' || fail "man favfs lacks the hand-written sections"
-MANWIDTH=80 man -P cat favfs 2>/dev/null | grep -q -- '--cache-size' || fail "man favfs lacks the generated options"
+# Rendered once into a variable: grep -q on a pipe would end man early (SIGPIPE, and pipefail).
+page=$(MANWIDTH=80 man -P cat favfs 2>/dev/null) || fail "man favfs does not render"
+for s in 'MOUNT HELPER AND FSTAB' SYSTEMD FILES 'EXIT STATUS' 'SEE ALSO'; do
+    grep -q "^$s" <<< "$page" || fail "man favfs lacks the hand-written section $s"
+done
+grep -q -- '--cache-size' <<< "$page" || fail "man favfs lacks the generated options"
 ok "man favfs"
 
 # Completion: bash completes `favfs mo` to mount; zsh and fish files are where they look.
 got=$(bash -c 'source /usr/share/bash-completion/completions/favfs; COMP_WORDS=(favfs mo); COMP_CWORD=1; COMP_LINE="favfs mo"; COMP_POINT=8; _favfs; echo "${COMPREPLY[*]}"')
 [[ " $got " == *" mount "* ]] || fail "bash completion of 'favfs mo' gave '$got'"
+# bash-completion's loader finds it by the command's name, as an interactive shell does.
+if [ -r /usr/share/bash-completion/bash_completion ]; then
+    loaded=$(bash -c 'source /usr/share/bash-completion/bash_completion; _completion_loader favfs; complete -p favfs' 2>&1) || true
+    [[ "$loaded" == *"-F _favfs favfs"* ]] || fail "bash-completion does not load /usr/share/bash-completion/completions/favfs: $loaded"
+fi
 [ -s /usr/share/zsh/vendor-completions/_favfs ] || fail "no zsh completion"
 [ -s /usr/share/fish/vendor_completions.d/favfs.fish ] || fail "no fish completion"
 ok "completion (bash: favfs mo -> $got)"
@@ -77,12 +106,18 @@ ok "mount -t fuse.favfs and umount"
 id favfsci >/dev/null 2>&1 || useradd -m favfsci
 chmod 0666 /dev/fuse
 runuser -u favfsci -- mkdir -p /home/favfsci/mnt
-echo "file://$work/src /home/favfsci/mnt fuse.favfs noauto,user,cache_dir=/home/favfsci/.cache/favfs-check,umask=022 0 0" >> /etc/fstab
+install -d -o favfsci -m 0700 "$work/usercache"
+echo "file://$work/src /home/favfsci/mnt fuse.favfs noauto,user,cache_dir=$work/usercache,umask=022 0 0" >> /etc/fstab
 runuser -u favfsci -- mount /home/favfsci/mnt || fail "a plain user's mount from /etc/fstab"
 grep -q ' /home/favfsci/mnt fuse.favfs .*user_id='"$(id -u favfsci)" /proc/mounts || fail "the fstab mount is not the user's: $(grep favfsci /proc/mounts)"
 [ "$(runuser -u favfsci -- cat /home/favfsci/mnt/hello.txt)" = hello ] || fail "the user reading through their fstab mount"
 runuser -u favfsci -- favfs status --json | grep -q '"mountpoint" : "/home/favfsci/mnt"' || fail "favfs status --json as the user"
 runuser -u favfsci -- favfs unmount /home/favfsci/mnt || fail "favfs unmount by the user"
+mountpoint -q /home/favfsci/mnt && fail "favfs unmount left the fstab mount"
+# Again, unmounted with umount(8) as the user, as a desktop user would.
+runuser -u favfsci -- mount /home/favfsci/mnt || fail "a plain user's second mount from /etc/fstab"
+runuser -u favfsci -- umount /home/favfsci/mnt || fail "umount by the user"
+mountpoint -q /home/favfsci/mnt && fail "umount by the user left the mount"
 ok "an /etc/fstab line mounted and unmounted by a plain user"
 # The demo as a plain user (Apache on a free port as that user, the mount through fusermount3),
 # with the packaged binary: what `make demo` runs after building.

@@ -66,6 +66,7 @@ struct MountRunner {
         guard lockFD >= 0, flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
             throw CLIError("the cache dir \(cacheDir) is in use by another favfs mount", status: .configuration)
         }
+        try Self.claim(cacheDir: cacheDir, for: remote)
 
         var password: String? = nil
         if command.passwordStdin { password = readLine(strippingNewline: true) ?? "" }
@@ -173,6 +174,23 @@ struct MountRunner {
             if text != last { systemd.status(text); last = text }
             try? await Task.sleep(nanoseconds: 2_000_000_000)
         }
+    }
+
+    /// A cache dir holds one remote's placeholders and journal: mounted with another remote, it
+    /// would serve names that are not there and upload pending changes to the wrong server. The
+    /// remote is written in `CACHEDIR/remote` at first use and compared at every mount.
+    static func claim(cacheDir: String, for remote: RemoteURL) throws {
+        let path = (cacheDir as NSString).appendingPathComponent("remote")
+        let mine = remote.description
+        if let owner = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines), !owner.isEmpty {
+            guard owner == mine else {
+                throw CLIError("the cache dir \(cacheDir) belongs to \(owner), not \(mine): give this remote another --cache-dir (remove that one only once nothing in it is needed: pending uploads, lost+found)",
+                               status: .configuration)
+            }
+            return
+        }
+        do { try (mine + "\n").write(toFile: path, atomically: true, encoding: .utf8) }
+        catch { throw CLIError("cannot write \(path): \(error.localizedDescription)", status: .ioError) }
     }
 
     /// A `--cache-size` larger than the cache disk can hold is not an error (favfs evicts when

@@ -93,6 +93,23 @@ final class MountErrorEndToEndTests: XCTestCase {
         XCTAssertTrue(try m.mount(extraArgs: ["--cache-size", "10"]).stderr.contains("10M or 10G"))
     }
 
+    /// A cache dir keeps one remote's placeholders and journal: another remote is refused, so it
+    /// never serves names that are not there or uploads to the wrong server.
+    func testACacheDirOfAnotherRemoteIsRefused() throws {
+        let first = try smallFolder(), second = try smallFolder()
+        let a = try make("file://" + first.path)
+        try a.mountOrThrow()
+        XCTAssertTrue(try a.unmount().succeeded)
+        let b = try MountedFavFS(remote: "file://" + second.path, cacheDir: a.cacheDir)
+        mounts.append(b)
+        let r = try b.mount(timeout: 60)
+        XCTAssertEqual(r.status, 78, "\(r)")
+        XCTAssertTrue(r.stderr.contains("belongs to file://\(first.path)"), "\(r)")
+        XCTAssertFalse(b.isMounted)
+        try a.mountOrThrow()
+        XCTAssertTrue(try a.unmount().succeeded)
+    }
+
     func testBusyMountPointFails() throws {
         let folder = try smallFolder()
         let m = try make("file://" + folder.path)
