@@ -12,7 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 # ("favfs 0.1.0" or "0.1.0"); later lines name the libraries.
 version_text=$("$bin" --version)
 version=$(printf '%s\n' "${version_text%%$'\n'*}" | awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]/) { print $i; exit }}')
-[[ "$version" =~ ^[0-9][A-Za-z0-9.+~]*$ ]] || { echo "build-deb: no version in the first line of '$bin --version': ${version_text%%$'\n'*}" >&2; exit 1; }
+version_re='^[0-9][A-Za-z0-9.+~]*$'
+[[ "$version" =~ $version_re ]] || { echo "build-deb: no version in the first line of '$bin --version': ${version_text%%$'\n'*}" >&2; exit 1; }
 arch=$(dpkg --print-architecture)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

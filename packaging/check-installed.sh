@@ -5,6 +5,9 @@
 set -euo pipefail
 fail() { echo "check-installed: FAILED: $*" >&2; exit 1; }
 ok() { echo "check-installed: ok: $*"; }
+# Whether a path is a mount point, from the mount table: root may not stat another user's FUSE
+# mount (no allow_other: EACCES), so mountpoint(1) would say no.
+mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/self/mounts; }
 
 [ "$(id -u)" = 0 ] || fail "run as root (it edits /etc/fstab and adds a user)"
 work=$(mktemp -d /tmp/favfs-check-XXXXXX)
@@ -12,14 +15,17 @@ chmod 0755 "$work"
 fstab_backup="$work/fstab.orig"
 cp /etc/fstab "$fstab_backup" 2>/dev/null || : > "$fstab_backup"
 fuse_mode=$(stat -c %a /dev/fuse)
+# The plain user's mount point, one per run: a mount another run left behind does not get in the way.
+umnt=/home/favfsci/mnt-${work##*/favfs-check-}
 cleanup() {
     set +e  # restore everything, even if one step fails
     cp "$fstab_backup" /etc/fstab
     chmod "$fuse_mode" /dev/fuse
     [ -x /home/favfsci/favfs-demo/scripts/demo.sh ] && runuser -u favfsci -- env FAVFS=/usr/bin/favfs /home/favfsci/favfs-demo/scripts/demo.sh stop >/dev/null 2>&1
-    for m in "$work/mnt" /home/favfsci/mnt /home/favfsci/favfs-demo/demo/Remote; do
-        mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || fusermount3 -u -z "$m" 2>/dev/null || true; }
+    for m in "$work/mnt" "$umnt" /home/favfsci/favfs-demo/demo/Remote; do
+        mounted "$m" && { umount "$m" 2>/dev/null || fusermount3 -u -z "$m" 2>/dev/null || true; }
     done
+    rmdir "$umnt" 2>/dev/null
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -48,7 +54,7 @@ libs=$(ldd /usr/bin/favfs)
 grep -q 'not found' <<< "$libs" && fail "missing libraries: $(grep 'not found' <<< "$libs")"
 grep -q swift <<< "$libs" && fail "the packaged binary links the Swift runtime dynamically"
 readelf -S -W /usr/bin/favfs | grep -q ' \.symtab ' && fail "/usr/bin/favfs is not stripped"
-deb=$(ls -t "$(dirname "$0")"/../favfs_*.deb 2>/dev/null | head -1)
+deb=$(ls -t "$(dirname "$0")"/../favfs_*.deb 2>/dev/null | head -1 || true)  # none: nothing to compare
 if [ -n "$deb" ]; then
     cmp -s <(dpkg-deb --fsys-tarfile "$deb" 2>/dev/null | tar -xO ./usr/bin/favfs) /usr/bin/favfs \
         || fail "/usr/bin/favfs is not the binary of $deb (install it with apt-get install --reinstall)"
@@ -68,8 +74,8 @@ grep -q -- '--cache-size' <<< "$page" || fail "man favfs lacks the generated opt
 ok "man favfs"
 
 # Completion: bash completes `favfs mo` to mount; zsh and fish files are where they look.
-got=$(bash -c 'source /usr/share/bash-completion/completions/favfs; COMP_WORDS=(favfs mo); COMP_CWORD=1; COMP_LINE="favfs mo"; COMP_POINT=8; _favfs; echo "${COMPREPLY[*]}"')
-[[ " $got " == *" mount "* ]] || fail "bash completion of 'favfs mo' gave '$got'"
+got=$(bash -c 'source /usr/share/bash-completion/completions/favfs; COMP_WORDS=(favfs mo); COMP_CWORD=1; COMP_LINE="favfs mo"; COMP_POINT=8; _favfs favfs mo favfs; echo "${COMPREPLY[*]}"')
+[ "$got" = mount ] || fail "bash completion of 'favfs mo' gave '$got'"
 # bash-completion's loader finds it by the command's name, as an interactive shell does.
 if [ -r /usr/share/bash-completion/bash_completion ]; then
     loaded=$(bash -c 'source /usr/share/bash-completion/bash_completion; _completion_loader favfs; complete -p favfs' 2>&1) || true
@@ -98,6 +104,7 @@ mount -t fuse.favfs "file://$work/src" "$work/mnt" -o "cache_dir=$work/cache,ro,
 touch "$work/mnt/new" 2>/dev/null && fail "ro was not applied"
 grep -q " $work/mnt fuse.favfs " /proc/mounts || fail "not in /proc/mounts as fuse.favfs"
 umount "$work/mnt" || fail "umount"
+mounted "$work/mnt" && fail "umount left the mount"
 for _ in $(seq 50); do pgrep -f "favfs mount $work/mnt" >/dev/null || break; sleep 0.1; done
 ok "mount -t fuse.favfs and umount"
 
@@ -105,19 +112,19 @@ ok "mount -t fuse.favfs and umount"
 # (/dev/fuse usable by everyone, fusermount3 setuid).
 id favfsci >/dev/null 2>&1 || useradd -m favfsci
 chmod 0666 /dev/fuse
-runuser -u favfsci -- mkdir -p /home/favfsci/mnt
+runuser -u favfsci -- mkdir -p "$umnt"
 install -d -o favfsci -m 0700 "$work/usercache"
-echo "file://$work/src /home/favfsci/mnt fuse.favfs noauto,user,cache_dir=$work/usercache,umask=022 0 0" >> /etc/fstab
-runuser -u favfsci -- mount /home/favfsci/mnt || fail "a plain user's mount from /etc/fstab"
-grep -q ' /home/favfsci/mnt fuse.favfs .*user_id='"$(id -u favfsci)" /proc/mounts || fail "the fstab mount is not the user's: $(grep favfsci /proc/mounts)"
-[ "$(runuser -u favfsci -- cat /home/favfsci/mnt/hello.txt)" = hello ] || fail "the user reading through their fstab mount"
-runuser -u favfsci -- favfs status --json | grep -q '"mountpoint" : "/home/favfsci/mnt"' || fail "favfs status --json as the user"
-runuser -u favfsci -- favfs unmount /home/favfsci/mnt || fail "favfs unmount by the user"
-mountpoint -q /home/favfsci/mnt && fail "favfs unmount left the fstab mount"
+echo "file://$work/src $umnt fuse.favfs noauto,user,cache_dir=$work/usercache,umask=022 0 0" >> /etc/fstab
+runuser -u favfsci -- mount "$umnt" || fail "a plain user's mount from /etc/fstab"
+grep -q " $umnt fuse.favfs .*user_id=$(id -u favfsci)" /proc/mounts || fail "the fstab mount is not the user's: $(grep favfsci /proc/mounts)"
+[ "$(runuser -u favfsci -- cat "$umnt/hello.txt")" = hello ] || fail "the user reading through their fstab mount"
+runuser -u favfsci -- favfs status --json | grep -q "\"mountpoint\" : \"$umnt\"" || fail "favfs status --json as the user"
+runuser -u favfsci -- favfs unmount "$umnt" || fail "favfs unmount by the user"
+mounted "$umnt" && fail "favfs unmount left the fstab mount"
 # Again, unmounted with umount(8) as the user, as a desktop user would.
-runuser -u favfsci -- mount /home/favfsci/mnt || fail "a plain user's second mount from /etc/fstab"
-runuser -u favfsci -- umount /home/favfsci/mnt || fail "umount by the user"
-mountpoint -q /home/favfsci/mnt && fail "umount by the user left the mount"
+runuser -u favfsci -- mount "$umnt" || fail "a plain user's second mount from /etc/fstab"
+runuser -u favfsci -- umount "$umnt" || fail "umount by the user"
+mounted "$umnt" && fail "umount by the user left the mount"
 ok "an /etc/fstab line mounted and unmounted by a plain user"
 # The demo as a plain user (Apache on a free port as that user, the mount through fusermount3),
 # with the packaged binary: what `make demo` runs after building.
@@ -129,7 +136,7 @@ install -m 0755 -o favfsci "$here/../scripts/demo.sh" "$demo/scripts/demo.sh"
 runuser -u favfsci -- env FAVFS=/usr/bin/favfs "$demo/scripts/demo.sh" start >/dev/null || fail "the demo as a plain user"
 [ "$(runuser -u favfsci -- cat "$demo/demo/Remote/README.txt")" = "Hello from favfs" ] || fail "reading the demo as a plain user"
 runuser -u favfsci -- env FAVFS=/usr/bin/favfs "$demo/scripts/demo.sh" stop >/dev/null
-mountpoint -q "$demo/demo/Remote" && fail "the demo's stop left its mount"
+mounted "$demo/demo/Remote" && fail "the demo's stop left its mount"
 rm -rf "$demo"
 ok "the demo as a plain user"
 echo "check-installed: all checks passed"
