@@ -32,18 +32,24 @@ struct StatusCommand: ParsableCommand {
         }
         var failed = false
         for path in paths {
-            let abs = URL(fileURLWithPath: (path as NSString).expandingTildeInPath).standardizedFileURL.path
-            // The deepest favfs mount containing the path.
-            guard let mp = mounts.filter({ abs == $0 || abs.hasPrefix($0 == "/" ? "/" : $0 + "/") }).max(by: { $0.count < $1.count }) else {
+            guard let (mp, rel) = Self.locate(path, in: mounts) else {
                 FileHandle.standardError.write(Data("favfs: \(path) is not inside a favfs mount\n".utf8))
                 failed = true
                 continue
             }
-            let rel = abs == mp ? "/" : String(abs.dropFirst(mp == "/" ? 0 : mp.count))
             let state = ask(mp, "status \(rel)")?.first ?? "not answering"
             print("\(state)\t\(path)")
         }
-        if failed { throw ExitCode(1) }
+        if failed { throw ExitCode(ExitStatus.usage.rawValue) }
+    }
+
+    /// The deepest favfs mount containing `path`, and the path inside it ("/…").
+    static func locate(_ path: String, in mounts: [String]) -> (mountpoint: String, inside: String)? {
+        let abs = URL(fileURLWithPath: (path as NSString).expandingTildeInPath).standardizedFileURL.path
+        guard let mp = mounts.filter({ abs == $0 || abs.hasPrefix($0 == "/" ? "/" : $0 + "/") }).max(by: { $0.count < $1.count }) else {
+            return nil
+        }
+        return (mp, abs == mp ? "/" : String(abs.dropFirst(mp == "/" ? 0 : mp.count)))
     }
 
     private struct ItemState: Codable { var path: String; var mountpoint: String?; var state: String }
@@ -60,13 +66,11 @@ struct StatusCommand: ParsableCommand {
         }
         var items: [ItemState] = [], failed = false
         for path in paths {
-            let abs = URL(fileURLWithPath: (path as NSString).expandingTildeInPath).standardizedFileURL.path
-            guard let mp = mounts.filter({ abs == $0 || abs.hasPrefix($0 == "/" ? "/" : $0 + "/") }).max(by: { $0.count < $1.count }) else {
+            guard let (mp, rel) = Self.locate(path, in: mounts) else {
                 items.append(ItemState(path: path, mountpoint: nil, state: "not inside a favfs mount"))
                 failed = true
                 continue
             }
-            let rel = abs == mp ? "/" : String(abs.dropFirst(mp == "/" ? 0 : mp.count))
             items.append(ItemState(path: path, mountpoint: mp, state: ask(mp, "status \(rel)")?.first ?? "not answering"))
         }
         print(JSONOutput.encode(Items(items: items)))

@@ -232,6 +232,10 @@ final class CommandLineEndToEndTests: XCTestCase {
         XCTAssertEqual((ours?["cache"] as? [String: Any])?["directory"] as? String, m.cacheDir.path)
         XCTAssertNotNil((ours?["lost_and_found"] as? [String: Any])?["files"] as? Int)
 
+        let outside = try TimedProcess.run(FavFSBinary.path, ["status", "/etc"], timeout: 30)
+        XCTAssertEqual(outside.status, 64, "\(outside)")
+        XCTAssertTrue(outside.stderr.contains("/etc is not inside a favfs mount"), "\(outside)")
+
         let item = try TimedProcess.run(FavFSBinary.path, ["status", "--json", m.path + "/hello.txt"], timeout: 30)
         let items = (try JSONSerialization.jsonObject(with: Data(item.stdout.utf8)) as? [String: Any])?["items"] as? [[String: Any]]
         XCTAssertEqual(items?.first?["state"] as? String, "materialized", item.stdout)
