@@ -21,6 +21,9 @@ enum MountHelperArguments {
     static func translate(_ arguments: [String], subcommands: Set<String>) throws -> [String]? {
         guard arguments.count >= 2, let source = arguments.first, !source.hasPrefix("-"), !subcommands.contains(source),
               !arguments[1].hasPrefix("-") else { return nil }
+        // mount(8) always passes -o (at least "rw"); without it and without a URL, this is more
+        // likely a mistyped command ("favfs moutn …"), which the parser then names.
+        guard source.contains("://") || arguments.dropFirst(2).contains(where: { $0.hasPrefix("-o") }) else { return nil }
         var out = ["mount", arguments[1], "--remote", source]
         var rest = arguments.dropFirst(2)
         while let arg = rest.popFirst() {

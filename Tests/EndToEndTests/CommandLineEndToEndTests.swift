@@ -74,6 +74,9 @@ final class CommandLineEndToEndTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: m.path + "/hello.txt", encoding: .utf8), "hello\n")
         XCTAssertFalse(FileManager.default.createFile(atPath: m.path + "/new.txt", contents: Data()), "ro was not applied")
 
+        let typo = try TimedProcess.run(FavFSBinary.path, ["moutn", m.path], timeout: 30)
+        XCTAssertEqual(typo.status, 64, "\(typo)")
+        XCTAssertTrue(typo.stderr.contains("moutn"), "a mistyped command is named: \(typo)")
         let unknown = try TimedProcess.run(FavFSBinary.path, ["file://" + src.path, m.path, "-o", "bogus_flag"], timeout: 60)
         XCTAssertEqual(unknown.status, 64, "\(unknown)")
         XCTAssertTrue(unknown.stderr.contains("bogus_flag"), "\(unknown)")
