@@ -11,6 +11,8 @@ final class Bridge: @unchecked Sendable {
     let options: FUSEMount.Options
     let inodes = InodeTable()
     let attributes: Attributes
+    /// Tells the kernel what changed at the remote.
+    let notifier: KernelNotifier
     let log = Logger(label: "favfs.fuse")
     private let lock = NSLock()
     private var directories: [UInt64: [Item]] = [:]
@@ -22,6 +24,7 @@ final class Bridge: @unchecked Sendable {
         self.domain = domain
         self.options = options
         attributes = Attributes(uid: options.uid, gid: options.gid, umask: options.umask)
+        notifier = KernelNotifier(inodes: inodes)
     }
 
     // MARK: entries

@@ -70,6 +70,9 @@ public final class FUSEMount: @unchecked Sendable {
             throw MountError(description: "cannot mount on \(o.mountpoint): is /dev/fuse there and fusermount3 installed?")
         }
         session = se
+        let notifier = bridge.notifier
+        notifier.start(session: se)
+        bridge.domain.remoteChanges.subscribe { notifier.enqueue($0) }
     }
 
     /// The libfuse this binary runs with, e.g. "3.14.0".
@@ -95,6 +98,8 @@ public final class FUSEMount: @unchecked Sendable {
     public func run() -> Int32 {
         guard let session else { return -1 }
         let rc = favfs_session_loop_mt(session, bridge.options.maxThreads, 4)
+        bridge.domain.remoteChanges.subscribe(nil)
+        bridge.notifier.stop()
         fuse_session_unmount(session)
         fuse_session_destroy(session)
         self.session = nil

@@ -39,6 +39,9 @@ struct MountCommand: AsyncParsableCommand {
     @Option(help: "Seconds a folder listing is used as is; after that it is still served while it is revalidated.")
     var dirCacheTime: Double = 60
 
+    @Option(help: "Seconds between background checks for changes at the remote in the folders in use (listed recently, holding open files, or pinned); 0: no checks.")
+    var pollInterval: Double = 15
+
     @Option(help: "Seconds the kernel may keep names and attributes without asking favfs.")
     var attrTimeout: Double = 1
 
@@ -82,7 +85,7 @@ struct MountCommand: AsyncParsableCommand {
             throw ValidationError("--cache-size: '\(cacheSize)' has no unit: write \(cacheSize)M or \(cacheSize)G (or \(cacheSize)B for bytes)")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: '\(logLevel)' is not a level") }
-        guard dirCacheTime >= 0, attrTimeout >= 0, timeout >= 0 else { throw ValidationError("timeouts cannot be negative") }
+        guard dirCacheTime >= 0, attrTimeout >= 0, timeout >= 0, pollInterval >= 0 else { throw ValidationError("timeouts cannot be negative") }
         if let umask, Self.octal(umask) == nil { throw ValidationError("--umask: '\(umask)' is not an octal mode from 000 to 777 (e.g. 022)") }
     }
 
@@ -130,7 +133,7 @@ struct MountCommand: AsyncParsableCommand {
             if password == nil, let urlPassword { password = urlPassword }
         }
         var args = ["mount", mp, "--remote", childRemote, "--cache-dir", cacheDir, "--cache-size", cacheSize,
-                    "--dir-cache-time", String(dirCacheTime), "--attr-timeout", String(attrTimeout), "--timeout", String(timeout),
+                    "--dir-cache-time", String(dirCacheTime), "--poll-interval", String(pollInterval), "--attr-timeout", String(attrTimeout), "--timeout", String(timeout),
                     "--log-level", logLevel, "--notify-fd", "3"]
         for o in options { args += ["--option", o] }
         if readOnly { args.append("--read-only") }

@@ -13,7 +13,7 @@ enum MountHelperArguments {
     ]
     static let flags: [String: String] = ["ro": "--read-only", "allow_other": "--allow-other", "foreground": "--foreground"]
     static let valued: Set<String> = [
-        "cache_dir", "cache_size", "dir_cache_time", "attr_timeout", "timeout", "log_level", "uid", "gid", "umask",
+        "cache_dir", "cache_size", "dir_cache_time", "poll_interval", "attr_timeout", "timeout", "log_level", "uid", "gid", "umask",
     ]
 
     /// The subcommand form of `arguments` (without the program name), or nil when they are

@@ -74,6 +74,7 @@ struct MountRunner {
         let store = try Self.openStore(cacheDir: cacheDir)
         var options = DomainOptions()
         options.dirCacheTime = command.dirCacheTime
+        options.pollInterval = command.pollInterval
         options.cacheLimit = ByteSize.parse(command.cacheSize)!
         options.readOnly = command.readOnly
         let content = try ContentCache(directory: URL(fileURLWithPath: cacheDir).appendingPathComponent("content"),
@@ -140,8 +141,10 @@ struct MountRunner {
         systemd.ready(status: "mounted \(remote) on \(mountpoint)")
         let reporter = systemd.isActive ? Task { await Self.reportUploads(domain, to: systemd, mountpoint: mountpoint) } : nil
 
+        let poller = domain.startPolling()
         let rc = await finished.value
         reporter?.cancel()
+        poller?.cancel()
         let pendingAtEnd = domain.pendingUploads().items
         systemd.stopping(status: pendingAtEnd > 0 ? "unmounted; finishing \(pendingAtEnd) upload(s)" : "unmounted")
         // Unmounted without 'favfs unmount' (fusermount3 -u, shutdown): finish what can be

@@ -106,7 +106,7 @@ extension Domain {
         let id = parent.child(name)
         if let problem = try writer(id).storageProblem(id, kind: .file) { throw problem }
         if ItemIdentifier.validate(name: name) != nil { throw error(.invalidName, id, "not a valid file name") }
-        let state = try await folderState(parent)
+        let state = try await verifiedState(parent)
         if let existing = state[name] {
             if exclusive { throw error(.exists, id, "already exists") }
             let (h, _) = try await openFile(id, write: true, truncate: true)
@@ -253,12 +253,16 @@ extension Domain {
         let w = try writer(id)
         if ItemIdentifier.validate(name: name) != nil { throw error(.invalidName, id, "not a valid folder name") }
         if let problem = w.storageProblem(id, kind: .folder) { throw problem }
-        if try await folderState(parent)[name] != nil { throw error(.exists, id, "already exists") }
+        if try await verifiedState(parent)[name] != nil { throw error(.exists, id, "already exists") }
         var item = try await w.createFolder(id)
         item.kind = .folder
         try? store.replaceChildren(of: item, with: [], listedAt: Self.now)
         setPlaceholder(item, persist: false)
-        lock.withLock { folders[id] = FolderState(folder: id, items: [], listedAt: Self.now) }
+        lock.withLock {
+            var created = FolderState(folder: id, items: [], listedAt: Self.now)
+            created.verified = true
+            folders[id] = created
+        }
         folderChanged(parent)
         return item
     }
@@ -267,7 +271,7 @@ extension Domain {
         let id = parent.child(name)
         let w = try writer(id)
         if let problem = w.storageProblem(id, kind: .symlink) { throw problem }
-        if try await folderState(parent)[name] != nil { throw error(.exists, id, "already exists") }
+        if try await verifiedState(parent)[name] != nil { throw error(.exists, id, "already exists") }
         let item = try await w.createSymlink(id, target: target)
         setPlaceholder(item)
         folderChanged(parent)
@@ -329,7 +333,7 @@ extension Domain {
         let item = try await lookup(parent, name)
         if source == destination { return (source, destination) }
         if let problem = w.storageProblem(destination, kind: item.kind) { throw problem }
-        let existing = try await folderState(newParent)[newName]
+        let existing = try await verifiedState(newParent)[newName]
         if let existing {
             if noReplace { throw error(.exists, destination, "already exists") }
             if existing.kind == .folder {

@@ -42,6 +42,12 @@ public final class Domain: @unchecked Sendable {
     private var quotaCache: (at: Double, quota: Quota?)?
     /// The last error that said the remote could not be reached, with when (for status).
     var lastNetworkError: String?
+    /// When each folder was last listed or looked into here: the poller's working set.
+    var folderUse: [ItemIdentifier: Double] = [:]
+    /// The last stamp (`FolderStampProvider`) seen per polled folder.
+    var folderStamps: [ItemIdentifier: String] = [:]
+    /// Told of every change a listing finds at the remote (the bridge tells the kernel).
+    public let remoteChanges = RemoteChangeFeed()
 
     public init(provider: any Provider, store: PlaceholderStore, content: ContentCache, options: DomainOptions) {
         self.provider = provider
@@ -134,6 +140,8 @@ public final class Domain: @unchecked Sendable {
     public func lookup(_ parent: ItemIdentifier, _ name: String) async throws -> Item {
         let state = try await folderState(parent)
         if let item = state[name] { return item }
+        // Placeholders of an earlier mount may predate the name: ask before saying it is not there.
+        if !state.verified, let item = try await verifiedState(parent)[name] { return item }
         throw error(.notFound, parent.child(name), "no such item")
     }
 
@@ -152,8 +160,10 @@ public final class Domain: @unchecked Sendable {
         }
         let now = Self.now
         let cached: FolderState? = lock.withLock {
+            folderUse[folder] = now
             guard let s = loadedState(folder), let listedAt = s.listedAt else { return nil }
-            if now - listedAt > options.dirCacheTime, refreshes[folder] == nil,
+            // Placeholders from an earlier mount are revalidated once, whatever their age.
+            if now - listedAt > options.dirCacheTime || !s.verified, refreshes[folder] == nil,
                now - (s.lastFailure ?? 0) > options.retryAfterFailure {
                 _ = startRefresh(folder)
             }
@@ -176,7 +186,7 @@ public final class Domain: @unchecked Sendable {
                     if let e = error as? ProviderError, e.isTransient { lastNetworkError = "\(Date()): \(e)" }
                 }
                 if let e = error as? ProviderError, e.kind == .notFound {
-                    forgetSubtree(folder)
+                    folderGone(folder)
                 }
                 log.warning("listing \(folder) failed: \(error)")
                 throw error
@@ -216,18 +226,24 @@ public final class Domain: @unchecked Sendable {
         } catch {
             throw self.error(.localIO, folder, "cannot save placeholders: \(error)")
         }
-        let (state, late): (FolderState, [String]) = lock.withLock {
+        let (state, late, previous): (FolderState, [String], FolderState?) = lock.withLock {
             // Changes made while the placeholders were being saved.
             let late = namespaceChanges[folder]?.filter { $0.value > mergedAt }.map(\.key) ?? []
-            let state = FolderState(folder: folder, items: overlayChanges(items, in: folder, since: mergedAt), listedAt: listedAt)
+            var state = FolderState(folder: folder, items: overlayChanges(items, in: folder, since: mergedAt), listedAt: listedAt)
+            state.verified = true
             // Child folders that vanished or changed kind: forget their loaded listings.
             if let old = folders[folder] {
                 for item in old.items where item.kind == .folder && state[item.name]?.kind != .folder {
                     dropLoaded(below: item.identifier)
                 }
             }
+            // What this mount showed before, to tell the kernel what changed.
+            let previous = folders[folder]
             folders[folder] = state
-            return (state, late)
+            return (state, late, previous)
+        }
+        if let previous, previous.listedAt != nil {
+            applyRemoteChanges(RemoteChange.diff(old: previous.items, new: state.items), in: state)
         }
         for name in late {
             if let item = state[name] { try? store.upsert(item) } else { try? store.removeSubtree(folder.child(name)) }

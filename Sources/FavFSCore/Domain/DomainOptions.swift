@@ -3,6 +3,9 @@ public struct DomainOptions: Sendable {
     /// A folder listing is served without asking the remote for this long; after it, it is still
     /// served while a background enumeration revalidates it.
     public var dirCacheTime: Double = 60
+    /// Seconds between background checks of the folders in use for changes at the remote
+    /// (`Domain.startPolling`); 0 turns the poller off.
+    public var pollInterval: Double = 15
     /// Bytes of content kept on disk at most (LRU eviction beyond).
     public var cacheLimit: Int64 = 10 << 30
     /// The read-ahead window of a sequential reader starts at this and doubles while the reader

@@ -11,6 +11,9 @@ struct FolderState: Sendable {
     private(set) var items: [Item]
     var listedAt: Double?
     var lastFailure: Double?
+    /// Enumerated by this mount (not only loaded from an earlier mount's placeholders): only
+    /// then does a name missing from it not exist.
+    var verified = false
 
     /// `items` in any order; of two items with one name, the first wins.
     init(folder: ItemIdentifier, items: consuming [Item], listedAt: Double?) {

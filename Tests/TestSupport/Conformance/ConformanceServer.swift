@@ -81,6 +81,8 @@ public protocol ConformanceServer: AnyObject, Sendable {
     func exists(_ path: String) throws -> Bool
     /// Server side: replaces a file's bytes so that its version changes (for conflicts).
     func overwrite(_ path: String, with data: Data) throws
+    /// Server side: removes a file, or a folder with everything in it.
+    func remove(_ path: String) throws
 }
 
 extension ConformanceServer {

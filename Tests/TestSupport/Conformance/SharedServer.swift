@@ -57,4 +57,7 @@ extension FolderServedConformanceServer {
         try DirectorySeeding.overwrite(try servedFolder(), path, with: data)
         try servedFolderChanged()
     }
+    public func remove(_ path: String) throws {
+        try FileManager.default.removeItem(at: try servedFolder().appendingPathComponent(path))
+    }
 }

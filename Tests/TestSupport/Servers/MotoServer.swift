@@ -112,6 +112,9 @@ public final class MotoServer: @unchecked Sendable {
 
     public func put(_ key: String, _ data: Data) throws { try seed(files: [key: data]) }
 
+    /// Deletes `key` and every key below `key/`.
+    public func delete(_ key: String) throws { _ = try runTool(["op": "delete", "key": key]) }
+
     private func runTool(_ request: [String: Any]) throws -> [String: Any] {
         let input = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
         let env = ["MOTO_ENDPOINT": endpoint, "MOTO_BUCKET": bucket, "MOTO_REGION": region,
@@ -213,6 +216,13 @@ public final class MotoServer: @unchecked Sendable {
                 r = s3.list_objects_v2(Bucket=bucket, Prefix=req["key"].rstrip("/") + "/", MaxKeys=1)
                 return {"exists": r.get("KeyCount", 0) > 0}
             return {"exists": False}
+        if op == "delete":
+            k = req["key"].rstrip("/")
+            s3.delete_object(Bucket=bucket, Key=k)
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=k + "/"):
+                for o in page.get("Contents", []):
+                    s3.delete_object(Bucket=bucket, Key=o["Key"])
+            return {}
         if op == "keys":
             keys = []
             for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=req["prefix"]):

@@ -57,4 +57,6 @@ public final class S3ConformanceServer: ConformanceServer, @unchecked Sendable {
     public func exists(_ path: String) throws -> Bool { try running().exists(key(path)) }
     /// A PUT of new bytes: a new ETag (the MD5 of the content) as long as the bytes differ.
     public func overwrite(_ path: String, with data: Data) throws { try running().put(key(path), data) }
+    /// Deletes the key and every key below it as a folder (and its folder marker).
+    public func remove(_ path: String) throws { try running().delete(key(path)) }
 }

@@ -1,0 +1,101 @@
+import Foundation
+import CFuse
+import FavFSCore
+import Logging
+
+/// Tells the kernel about changes found at the remote, from one thread of its own: a notify
+/// call can block until the kernel gets a lock that a request in flight holds, so it is never
+/// made from a FUSE handler or from the cooperative pool. Only names and inodes the kernel
+/// holds are mentioned; the rest it will look up fresh anyway.
+///
+/// - removed: `notify_delete` (file managers watching the folder get inotify `IN_DELETE`), and
+///   the inode loses its name, so a new item of that name gets a new inode;
+/// - added: `notify_inval_entry` (a cached "no such name" goes);
+/// - modified: `notify_inval_inode` for attributes and every cached page (same size or not);
+/// - and for names added or removed, the folder's attributes.
+final class KernelNotifier: @unchecked Sendable {
+    private let inodes: InodeTable
+    private let log = Logger(label: "favfs.fuse.notify")
+    private let condition = NSCondition()
+    private var queue: [RemoteChange] = []
+    private var running = false
+    /// Held around every notify call and by `stop`, so the session is never used after it ends.
+    private let sessionLock = NSLock()
+    private var session: OpaquePointer?
+
+    init(inodes: InodeTable) { self.inodes = inodes }
+
+    /// Starts the thread, for a session that is mounted.
+    func start(session se: OpaquePointer) {
+        sessionLock.withLock { session = se }
+        condition.withLock { running = true }
+        let t = Thread { [self] in loop() }
+        t.name = "favfs-notify"
+        t.start()
+    }
+
+    /// Queues changes (any thread, returns at once).
+    func enqueue(_ changes: [RemoteChange]) {
+        condition.withLock {
+            guard running else { return }
+            queue += changes
+            condition.signal()
+        }
+    }
+
+    /// Ends the thread; no notify call runs once this returns. Call after the session loop ended.
+    func stop() {
+        condition.withLock { running = false; queue = []; condition.signal() }
+        sessionLock.withLock { session = nil }
+    }
+
+    private func loop() {
+        while true {
+            let batch: [RemoteChange] = condition.withLock {
+                while running && queue.isEmpty { condition.wait() }
+                defer { queue = [] }
+                return running ? queue : []
+            }
+            if batch.isEmpty { return }
+            sessionLock.withLock {
+                guard let se = session else { return }
+                var folders = Set<UInt64>()
+                for change in batch {
+                    if let parent = tell(se, change) { folders.insert(parent) }
+                }
+                // The folders' own attributes (times, link counts) were computed before.
+                for ino in folders { _ = fuse_lowlevel_notify_inval_inode(se, fuse_ino_t(ino), -1, 0) }
+            }
+        }
+    }
+
+    /// Tells one change; returns the inode of the folder whose names changed, if the kernel has it.
+    private func tell(_ se: OpaquePointer, _ change: RemoteChange) -> UInt64? {
+        let id = change.identifier
+        switch change {
+        case .modified:
+            guard let ino = inodes.existing(id) else { return nil }
+            let rc = fuse_lowlevel_notify_inval_inode(se, fuse_ino_t(ino), 0, 0)
+            log.debug("inval_inode \(id) (\(ino)): \(rc)")
+            return nil
+        case .added, .removed:
+            guard let parentId = id.parent, let parent = inodes.existing(parentId) else { return nil }
+            let name = id.name
+            var deleted = false
+            if case .removed = change, let child = inodes.existing(id) {
+                let rc = name.withCString { fuse_lowlevel_notify_delete(se, fuse_ino_t(parent), fuse_ino_t(child), $0, strlen($0)) }
+                log.debug("notify_delete \(id) (\(parent)/\(child)): \(rc)")
+                deleted = rc == 0
+                inodes.detach(id)
+            }
+            // An added name, a name without an inode, or one the kernel would not delete (a
+            // folder it still holds children of): at least the cached entry goes.
+            var rc: Int32 = 0
+            if !deleted {
+                rc = name.withCString { fuse_lowlevel_notify_inval_entry(se, fuse_ino_t(parent), $0, strlen($0)) }
+            }
+            log.debug("\(change): \(rc)")
+            return parent
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// Change detection in the background: every `pollInterval` the folders in use are listed again
+/// (or first asked for a cheap stamp), and what changed reaches the placeholders, the content
+/// cache and the kernel (`applyRemoteChanges`). "In use" is the working set: folders listed or
+/// looked into recently (a file manager showing them), folders holding open files, pinned folders.
+extension Domain {
+    /// Folders count as in use for this long after they were last listed or looked into.
+    static let recentUseWindow: Double = 600
+    /// At most this many recently used folders are polled (the most recent ones): a `find` over
+    /// a big tree must not turn into a listing of every folder every 15 seconds.
+    static let maxRecentFolders = 64
+    /// Stamp-checked folders are listed in full every this many rounds anyway.
+    static let fullListingEvery = 4
+
+    /// Starts the poller; nil when `pollInterval` is 0. Cancel the task to stop it.
+    public func startPolling() -> Task<Void, Never>? {
+        let interval = options.pollInterval
+        guard interval > 0 else { return nil }
+        return Task.detached(priority: .utility) { [self] in
+            var round = 0
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: UInt64(interval * 1_000_000_000))
+                if Task.isCancelled { break }
+                round += 1
+                await poll(round: round)
+            }
+        }
+    }
+
+    /// The folders to revalidate now, most recently used first.
+    func workingSet(now: Double) -> [ItemIdentifier] {
+        lock.withLock {
+            folderUse = folderUse.filter { now - $0.value < Self.recentUseWindow }
+            var set = folderUse.sorted { $0.value > $1.value }.prefix(Self.maxRecentFolders).map(\.key)
+            var seen = Set(set)
+            for f in handles.values {
+                if let p = f.item.identifier.parent, seen.insert(p).inserted { set.append(p) }
+            }
+            return set
+        }
+    }
+
+    /// One round: each folder of the working set that was not listed within the last interval
+    /// (a user's `ls` just did) is checked, four at a time.
+    func poll(round: Int) async {
+        let now = Self.now
+        var unique = Set<ItemIdentifier>()
+        let candidates = workingSet(now: now).filter { unique.insert($0).inserted }
+        // Only folders this mount has loaded: never one it would have to load to check.
+        let due = lock.withLock {
+            candidates.filter { f in
+                guard refreshes[f] == nil, let s = folders[f] else { return false }
+                if let failed = s.lastFailure, now - failed < options.retryAfterFailure { return false }
+                return now - (s.listedAt ?? 0) >= options.pollInterval * 0.9
+            }
+        }
+        guard !due.isEmpty else { return }
+        await withTaskGroup(of: Void.self) { group in
+            var next = due.makeIterator()
+            for _ in 0..<4 { if let f = next.next() { group.addTask { await self.revalidate(f, round: round) } } }
+            while await group.next() != nil {
+                if let f = next.next() { group.addTask { await self.revalidate(f, round: round) } }
+            }
+        }
+    }
+
+    /// Revalidates one folder: its stamp first where the provider has one, then the listing.
+    func revalidate(_ folder: ItemIdentifier, round: Int) async {
+        if let stamped = provider as? any FolderStampProvider, round % Self.fullListingEvery != 0 {
+            do {
+                if let stamp = try await stamped.folderStamp(of: folder) {
+                    let unchanged = lock.withLock { () -> Bool in
+                        defer { folderStamps[folder] = stamp }
+                        return folderStamps[folder] == stamp
+                    }
+                    if unchanged { return }
+                }
+            } catch let e as ProviderError where e.kind == .notFound {
+                folderGone(folder)
+                return
+            } catch {
+                log.debug("poll: stamp of \(folder): \(error)")
+                return
+            }
+        }
+        // A folder gone at the remote is handled by the refresh itself (`folderGone`).
+        _ = await lock.withLock { refreshes[folder] ?? startRefresh(folder) }.result
+    }
+
+    /// A folder is gone at the remote: its placeholders are forgotten, and the kernel is told
+    /// if this mount showed it.
+    func folderGone(_ folder: ItemIdentifier) {
+        let shown = lock.withLock { () -> Bool in
+            folderUse[folder] = nil
+            folderStamps[folder] = nil
+            return folder.parent.flatMap { folders[$0]?[folder.name] } != nil
+        }
+        forgetSubtree(folder)
+        if shown { remoteChanges.publish([.removed(folder)]) }
+    }
+}

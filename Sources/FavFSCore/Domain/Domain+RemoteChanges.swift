@@ -1,0 +1,55 @@
+import Foundation
+
+/// Changes found at the remote: applied to the content cache, then handed to whoever listens
+/// (the bridge, which tells the kernel).
+extension Domain {
+    /// A folder's listing that was enumerated by this mount: placeholders loaded from an earlier
+    /// mount are revalidated first, so a name missing from them is known not to exist (and a
+    /// name in them known to exist) before `mkdir`, `create` or a rename rely on it. Unreachable
+    /// remote: the placeholders as they are.
+    func verifiedState(_ folder: ItemIdentifier) async throws -> FolderState {
+        let state = try await folderState(folder)
+        if state.verified { return state }
+        let task = lock.withLock { refreshes[folder] ?? startRefresh(folder) }
+        do {
+            return try await task.value
+        } catch let e as ProviderError where e.isTransient {
+            return state
+        }
+    }
+
+    /// Lets go of content the remote no longer has (removed, or replaced by a new version), then
+    /// tells the subscriber. Content that is open, dirty or being downloaded stays: an open file
+    /// keeps reading what it opened, a dirty one is uploaded (as a conflict copy if need be).
+    func applyRemoteChanges(_ changes: [RemoteChange], in state: FolderState) {
+        guard !changes.isEmpty else { return }
+        let dirtyNow = lock.withLock { Set(dirty.keys) }
+        for change in changes where !dirtyNow.contains(change.identifier) {
+            switch change {
+            case .removed(let id):
+                if content.openEntry(id) == nil { content.remove(id) }
+            case .modified(let id):
+                if let item = state[id.name], item.kind == .file {
+                    content.dropOutdated(id, version: Self.contentVersion(item))
+                }
+            case .added:
+                break
+            }
+        }
+        log.info("changes at the remote in \(state.folder): \(changes.map { "\($0)" }.joined(separator: ", "))")
+        remoteChanges.publish(changes)
+    }
+}
+
+extension ContentCache {
+    /// Drops content cached for another version than `version` unless something uses it (a
+    /// handle or a download): it would never be served again and only takes disk.
+    func dropOutdated(_ id: ItemIdentifier, version: String) {
+        lock.lock(); defer { lock.unlock() }
+        if let e = entries[id], e.withLock({ e.users > 0 }) { return }
+        guard let r = try? store.contentRecord(id), r.version != version else { return }
+        entries[id] = nil
+        unlink(path(r.file))
+        try? store.deleteContent(id)
+    }
+}

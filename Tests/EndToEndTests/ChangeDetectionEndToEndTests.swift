@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Changes made on the server under a running mount arrive by themselves, on every remote: a
+/// new file, a deleted file and folder, a file rewritten at the same size. The mount runs with
+/// a 1 s poll and caches names and attributes for a minute in the kernel and listings for an
+/// hour in favfs, so only the poller and the kernel notifications can make them visible in
+/// time. Watchers (inotify) of the deleted file and folder must hear of their deletion.
+@Suite(.serialized)
+struct ChangeDetectionEndToEndTests {
+    struct Target: Sendable, CustomStringConvertible {
+        let server: any ConformanceServer
+        var description: String { server.name }
+    }
+    static let targets = ConformanceServers.all.map(Target.init)
+
+    @Test("changes on the server reach a running mount and inotify within the poll interval", arguments: targets)
+    func changesArrive(_ t: Target) throws {
+        try E2EGate.requireFUSE()
+        let s = t.server
+        let root = "live-\(UUID().uuidString.prefix(6).lowercased())"
+        let (a, b, c) = (s.fileName("a"), s.fileName("b"), s.fileName("c"))
+        // Favart's versions are sizes: its rewrite must change the size.
+        let rewritten = Data((s.name == "favart" ? "A, rewritten and longer\n" : "A but other\n").utf8)
+        try s.start()
+        try s.seed(files: ["\(root)/\(a)": Data("A original\n".utf8), "\(root)/\(b)": Data("B\n".utf8),
+                           "\(root)/gone/\(s.fileName("x"))": Data("x\n".utf8)], folders: ["\(root)/gone"])
+        let remote = s.remote()
+        let m = try MountedFavFS(remote: remote.urlWithOptions)
+        defer { m.tearDown() }
+        try m.mountOrThrow(extraArgs: ["--poll-interval", "1", "--dir-cache-time", "3600", "--attr-timeout", "60"],
+                           password: remote.secret)
+        let dir = m.path + "/" + root
+        let fm = FileManager.default
+        #expect(Set(try fm.contentsOfDirectory(atPath: dir)) == [a, b, "gone"])
+        #expect(fm.contents(atPath: dir + "/" + a) == Data("A original\n".utf8))
+        _ = try fm.contentsOfDirectory(atPath: dir + "/gone")
+        let before = try TimedProcess.sh("stat -c %Y \(shq(dir + "/" + a)); stat \(shq(dir + "/" + b)) >/dev/null; stat \(shq(dir + "/" + c))", timeout: 30)
+        #expect(!before.succeeded, "\(c) exists before it was made: \(before)")   // now a cached negative entry
+
+        // What a watcher of the deleted items sees (Linux tells watchers of a file or folder
+        // deleted by `notify_delete`, IN_DELETE_SELF; it raises nothing on the parent folder).
+        let watchers = try [b, "gone"].map { name in
+            try BackgroundProcess("/usr/bin/python3", [Self.fixture("inotify_watch.py"), dir + "/" + name],
+                                  logFile: FileManager.default.temporaryDirectory.appendingPathComponent("inotify-\(root)-\(name).log"))
+        }
+        defer { watchers.forEach { $0.stop() } }
+        #expect(waitUntil(10) { watchers.allSatisfy { $0.log().hasPrefix("ready") } }, "the watchers did not start: \(watchers.map { $0.log() })")
+
+        try s.seed(files: ["\(root)/\(c)": Data("C\n".utf8)], folders: [])
+        try s.remove("\(root)/\(b)")
+        try s.remove("\(root)/gone")
+        try s.overwrite("\(root)/\(a)", with: rewritten)
+
+        let arrived = waitUntil(30) {
+            (try? fm.contentsOfDirectory(atPath: dir)).map(Set.init) == [a, c]
+                && fm.fileExists(atPath: dir + "/" + c) && !fm.fileExists(atPath: dir + "/" + b)
+                && !fm.fileExists(atPath: dir + "/gone")
+                && fm.contents(atPath: dir + "/" + a) == rewritten
+        }
+        if s.traits.writable {
+            // The folder is gone here too: making it again is not EEXIST.
+            #expect(throws: Never.self) { try fm.createDirectory(atPath: dir + "/gone", withIntermediateDirectories: false) }
+        }
+        #expect(try m.unmount().succeeded)
+    }
+
+    /// Placeholders from an earlier mount are not trusted to say what exists: a folder deleted
+    /// on the server between two mounts can be made again at once, and a file added meanwhile
+    /// is found by name, with no poller and listings that would otherwise be fresh for an hour.
+    @Test("after a remount, placeholders are revalidated before they are trusted")
+    func remountRevalidates() throws {
+        try E2EGate.requireFUSE()
+        let s = ApacheConformanceServer.webdav
+        let root = "again-\(UUID().uuidString.prefix(6).lowercased())"
+        try s.start()
+        try s.seed(files: ["\(root)/sub/f.txt": Data("f\n".utf8), "\(root)/kept.txt": Data("k\n".utf8)], folders: [])
+        let remote = s.remote()
+        let m = try MountedFavFS(remote: remote.urlWithOptions)
+        defer { m.tearDown() }
+        let args = ["--poll-interval", "0", "--dir-cache-time", "3600"]
+        try m.mountOrThrow(extraArgs: args, password: remote.secret)
+        let fm = FileManager.default
+        let dir = m.path + "/" + root
+        #expect(Set(try fm.contentsOfDirectory(atPath: dir)) == ["sub", "kept.txt"])
+        #expect(try fm.contentsOfDirectory(atPath: dir + "/sub") == ["f.txt"])
+        #expect(try m.unmount().succeeded)
+
+        try s.remove("\(root)/sub")
+        try s.seed(files: ["\(root)/new.txt": Data("n\n".utf8)], folders: [])
+        try m.mountOrThrow(extraArgs: args, password: remote.secret)
+        #expect(fm.contents(atPath: dir + "/new.txt") == Data("n\n".utf8), "a file added between mounts is not found: \(m.logTail())")
+        #expect(throws: Never.self) { try fm.createDirectory(atPath: dir + "/sub", withIntermediateDirectories: false) }
+        #expect(Set(try fm.contentsOfDirectory(atPath: dir)) == ["sub", "kept.txt", "new.txt"])
+        #expect(try fm.contentsOfDirectory(atPath: dir + "/sub") == [])
+        #expect(try m.unmount().succeeded)
+        #expect(try s.exists("\(root)/sub"))
+    }
+
+    static func fixture(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/\(name)").path
+    }
+}
+
+/// Polls `condition` every 0.2 s for up to `seconds`.
+func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        usleep(200_000)
+    }
+    return condition()
+}
+
+extension MountedFavFS {
+    /// The last lines of the mount's log, for failure messages.
+    func logTail(_ lines: Int = 30) -> String {
+        let log = (try? String(contentsOf: cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
+}
