@@ -98,6 +98,35 @@ struct ChangeDetectionEndToEndTests {
         #expect(try s.exists("\(root)/sub"))
     }
 
+    /// What the poller costs: requests a WebDAV server gets in one minute from a mount with 10
+    /// folders in use and the default interval, and nothing else happening. A measurement
+    /// (a minute long): FAVFS_MEASURE=1 runs it.
+    @Test("poll cost with 10 folders in use", .enabled(if: ProcessInfo.processInfo.environment["FAVFS_MEASURE"] == "1"))
+    func pollCost() throws {
+        try E2EGate.requireFUSE()
+        let apache = try ApacheServer()
+        var files: [String: Data] = [:]
+        for f in 0..<10 { for i in 0..<20 { files["f\(f)/file\(i).txt"] = Data("\(f) \(i)\n".utf8) } }
+        for (path, data) in files {
+            let url = apache.documentRoot.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: url)
+        }
+        try apache.start()
+        defer { apache.remove() }
+        let m = try MountedFavFS(remote: apache.davURL)
+        defer { m.tearDown() }
+        try m.mountOrThrow()
+        for f in 0..<10 { _ = try FileManager.default.contentsOfDirectory(atPath: m.path + "/f\(f)") }
+        let before = apache.accessLogLines().count
+        sleep(60)
+        let lines = apache.accessLogLines().dropFirst(before)
+        let propfinds = lines.filter { $0.hasPrefix("PROPFIND") }.count
+        print("poll cost: \(lines.count) requests (\(propfinds) PROPFIND) in 60 s for 10 folders in use (+ the root)")
+        #expect(lines.count > 0, "the poller sent nothing")
+        #expect(try m.unmount().succeeded)
+    }
+
     static func fixture(_ name: String) -> String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures/\(name)").path
