@@ -66,6 +66,29 @@ struct ChangeDetectionEndToEndTests {
         #expect(try m.unmount().succeeded)
     }
 
+    /// The local provider watches the folders in use with inotify: changes arrive at once, with
+    /// an hour between polls.
+    @Test("local: changes arrive through inotify without waiting for the poller")
+    func localChangesArriveAtOnce() throws {
+        try E2EGate.requireFUSE()
+        let s = LocalConformanceServer.shared
+        let root = "watched-\(UUID().uuidString.prefix(6).lowercased())"
+        try s.start()
+        try s.seed(files: ["\(root)/a.txt": Data("a\n".utf8)], folders: [])
+        let m = try MountedFavFS(remote: s.remote().urlWithOptions)
+        defer { m.tearDown() }
+        try m.mountOrThrow(extraArgs: ["--poll-interval", "3600", "--dir-cache-time", "3600", "--attr-timeout", "60"])
+        let fm = FileManager.default, dir = m.path + "/" + root
+        #expect(try fm.contentsOfDirectory(atPath: dir) == ["a.txt"])
+        #expect(!fm.fileExists(atPath: dir + "/new.txt"))
+        try s.seed(files: ["\(root)/new.txt": Data("new\n".utf8)], folders: [])
+        try s.remove("\(root)/a.txt")
+        #expect(waitUntil(10) { (try? fm.contentsOfDirectory(atPath: dir)) == ["new.txt"] && !fm.fileExists(atPath: dir + "/a.txt") },
+                "not seen within 10 s: \((try? fm.contentsOfDirectory(atPath: dir)) ?? [])")
+        #expect(fm.contents(atPath: dir + "/new.txt") == Data("new\n".utf8))
+        #expect(try m.unmount().succeeded)
+    }
+
     /// Placeholders from an earlier mount are not trusted to say what exists: a folder deleted
     /// on the server between two mounts can be made again at once, and a file added meanwhile
     /// is found by name, with no poller and listings that would otherwise be fresh for an hour.

@@ -17,6 +17,7 @@ extension Domain {
     public func startPolling() -> Task<Void, Never>? {
         let interval = options.pollInterval
         guard interval > 0 else { return nil }
+        (provider as? any FolderWatchingProvider)?.startWatching { [weak self] folder in self?.watchedFolderChanged(folder) }
         return Task.detached(priority: .utility) { [self] in
             var round = 0
             while !Task.isCancelled {
@@ -47,6 +48,11 @@ extension Domain {
         let now = Self.now
         var unique = Set<ItemIdentifier>()
         let candidates = workingSet(now: now).filter { unique.insert($0).inserted }
+        if let watching = provider as? any FolderWatchingProvider {
+            watching.watch(only: unique)
+            // Watched folders report their changes; listing them is only the safety net.
+            if round % Self.fullListingEvery != 0 { return }
+        }
         // Only folders this mount has loaded: never one it would have to load to check.
         let due = lock.withLock {
             candidates.filter { f in
@@ -86,6 +92,22 @@ extension Domain {
         }
         // A folder gone at the remote is handled by the refresh itself (`folderGone`).
         _ = await lock.withLock { refreshes[folder] ?? startRefresh(folder) }.result
+    }
+
+    /// A watched folder changed: list it shortly (events come in bursts: one listing for a
+    /// burst), after any listing in flight, which may have missed the change.
+    func watchedFolderChanged(_ folder: ItemIdentifier) {
+        guard lock.withLock({ watchPending.insert(folder).inserted }) else { return }
+        Task.detached(priority: .utility) { [self] in
+            try? await Task.sleep(nanoseconds: 300_000_000)
+            if let inFlight = lock.withLock({ refreshes[folder] }) { _ = await inFlight.result }
+            let shown = lock.withLock { () -> Bool in
+                watchPending.remove(folder)
+                return folders[folder] != nil
+            }
+            guard shown else { return }
+            _ = await lock.withLock { refreshes[folder] ?? startRefresh(folder) }.result
+        }
     }
 
     /// A folder is gone at the remote: its placeholders are forgotten, and the kernel is told

@@ -46,6 +46,8 @@ public final class Domain: @unchecked Sendable {
     var folderUse: [ItemIdentifier: Double] = [:]
     /// The last stamp (`FolderStampProvider`) seen per polled folder.
     var folderStamps: [ItemIdentifier: String] = [:]
+    /// Watched folders (`FolderWatchingProvider`) with a listing scheduled after a change.
+    var watchPending: Set<ItemIdentifier> = []
     /// Told of every change a listing finds at the remote (the bridge tells the kernel).
     public let remoteChanges = RemoteChangeFeed()
 
@@ -242,6 +244,7 @@ public final class Domain: @unchecked Sendable {
             folders[folder] = state
             return (state, late, previous)
         }
+        (provider as? any FolderWatchingProvider)?.watch(folder)
         if let previous, previous.listedAt != nil {
             applyRemoteChanges(RemoteChange.diff(old: previous.items, new: state.items), in: state)
         }

@@ -6,6 +6,8 @@ import FavFSCore
 public final class LocalProvider: Provider {
     public let root: String
     public let remoteDescription: String
+    /// inotify on the folders in use (`FolderWatchingProvider`).
+    let watcher = LocalFolderWatcher()
     public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .symlinks, .write, .rename, .delete, .createFolder] }
 
     public init(root: String) {
