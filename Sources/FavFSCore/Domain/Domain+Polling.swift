@@ -58,7 +58,9 @@ extension Domain {
             candidates.filter { f in
                 guard refreshes[f] == nil, let s = folders[f] else { return false }
                 if let failed = s.lastFailure, now - failed < options.retryAfterFailure { return false }
-                return now - (s.listedAt ?? 0) >= options.pollInterval * 0.9
+                // A folder whose listing takes long (100,000 entries: seconds) is listed at most
+                // 5% of the time.
+                return now - (s.listedAt ?? 0) >= max(options.pollInterval * 0.9, s.listingSeconds * 20)
             }
         }
         guard !due.isEmpty else { return }

@@ -233,6 +233,7 @@ public final class Domain: @unchecked Sendable {
             let late = namespaceChanges[folder]?.filter { $0.value > mergedAt }.map(\.key) ?? []
             var state = FolderState(folder: folder, items: overlayChanges(items, in: folder, since: mergedAt), listedAt: listedAt)
             state.verified = true
+            state.listingSeconds = Date().timeIntervalSince(started)
             // Child folders that vanished or changed kind: forget their loaded listings.
             if let old = folders[folder] {
                 for item in old.items where item.kind == .folder && state[item.name]?.kind != .folder {

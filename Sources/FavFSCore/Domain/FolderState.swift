@@ -14,6 +14,8 @@ struct FolderState: Sendable {
     /// Enumerated by this mount (not only loaded from an earlier mount's placeholders): only
     /// then does a name missing from it not exist.
     var verified = false
+    /// How long its last listing took, fetching and saving (the poller spaces big folders out).
+    var listingSeconds: Double = 0
 
     /// `items` in any order; of two items with one name, the first wins.
     init(folder: ItemIdentifier, items: consuming [Item], listedAt: Double?) {
