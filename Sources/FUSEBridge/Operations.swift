@@ -79,5 +79,8 @@ func makeOperations() -> fuse_lowlevel_ops {
     ops.mknod = { req, _, _, _, _ in fuse_reply_err(req, EPERM) }
     ops.link = { req, _, _, _ in fuse_reply_err(req, EPERM) }
     ops.fallocate = { req, _, _, _, _, _ in fuse_reply_err(req, EOPNOTSUPP) }
+    ops.copy_file_range = { req, _, offIn, fiIn, _, offOut, fiOut, len, flags in
+        bridge(req).copyFileRange(Request(raw: req!), Int64(offIn), fiIn!.pointee.fh, Int64(offOut), fiOut!.pointee.fh, len, flags)
+    }
     return ops
 }

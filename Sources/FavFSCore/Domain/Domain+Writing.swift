@@ -183,6 +183,8 @@ extension Domain {
         _ = try writer(id)
         if let handle {
             let f = try openFile(handle: handle)
+            // A handle whose file was copied at the remote (`copyRange`) has not its bytes.
+            guard f.writable else { throw error(.denied, id, "not open for writing") }
             if f.entry.withLock({ f.entry.deleted }) {
                 try content.setSize(f.entry, size)
                 return orphanItem(id) ?? f.item

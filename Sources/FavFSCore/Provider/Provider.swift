@@ -14,6 +14,8 @@ public struct ProviderCapabilities: OptionSet, Sendable {
     public static let versions = ProviderCapabilities(rawValue: 1 << 7)
     /// The remote makes preview images (`ThumbnailProvider`).
     public static let thumbnails = ProviderCapabilities(rawValue: 1 << 8)
+    /// The remote copies a file by itself (`ServerSideCopyProvider`): `cp` in the mount sends no bytes.
+    public static let serverSideCopy = ProviderCapabilities(rawValue: 1 << 9)
 }
 
 /// An opaque continuation token for listing a folder in pages (e.g. S3's ContinuationToken).

@@ -4,6 +4,7 @@ extension ProviderCapabilities {
     public static let named: [(capability: ProviderCapabilities, name: String)] = [
         (.write, "write"), (.rename, "rename"), (.delete, "delete"), (.createFolder, "create-folder"),
         (.symlinks, "symlinks"), (.quota, "quota"), (.rangedReads, "ranged-reads"), (.versions, "versions"),
+        (.serverSideCopy, "server-side-copy"),
     ]
 
     /// The names of the capabilities in this set, e.g. `["write", "rename", "ranged-reads"]`.

@@ -8,7 +8,7 @@ public final class LocalProvider: Provider {
     public let remoteDescription: String
     /// inotify on the folders in use (`FolderWatchingProvider`).
     let watcher = LocalFolderWatcher()
-    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .symlinks, .write, .rename, .delete, .createFolder] }
+    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .symlinks, .write, .rename, .delete, .createFolder, .serverSideCopy] }
 
     public init(root: String) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root

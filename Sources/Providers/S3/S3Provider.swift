@@ -40,7 +40,7 @@ public final class S3Provider: Provider {
     }
 
     public let remoteDescription: String
-    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .write, .rename, .delete, .createFolder] }
+    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .write, .rename, .delete, .createFolder, .serverSideCopy] }
 
     // Internal: the write side and multipart uploads (other files) use them too.
     let configuration: Configuration

@@ -18,7 +18,7 @@ public final class WebDAVProvider: Provider {
     }
 
     public let remoteDescription: String
-    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .write, .rename, .delete, .createFolder] }
+    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .write, .rename, .delete, .createFolder, .serverSideCopy] }
 
     // Internal, not private: the write side (WebDAVProvider+Writing.swift) uses them too.
     let configuration: Configuration

@@ -175,7 +175,7 @@ final class S3WritingTests: XCTestCase {
         let p = try f.provider()
         await s3AssertError(.notSupported) { try await p.createSymlink(ItemIdentifier("/l"), target: "x") }
         await s3AssertError(.notSupported) { try await p.setModified(ItemIdentifier("/l"), to: 0) }
-        XCTAssertEqual(p.capabilities, [.write, .rename, .delete, .createFolder, .rangedReads, .versions])
+        XCTAssertEqual(p.capabilities, [.write, .rename, .delete, .createFolder, .rangedReads, .versions, .serverSideCopy])
     }
 }
 

@@ -1,0 +1,124 @@
+import Foundation
+
+/// Server-side copy: `copy_file_range` (what `cp` calls) of a whole file into a file just
+/// created here becomes one remote operation (`ServerSideCopyProvider`) instead of a download
+/// and an upload. Anything else is copied by the kernel through reads and writes.
+extension Domain {
+    /// What `copyRange` did.
+    public enum CopyOutcome: Sendable, Equatable {
+        /// The remote made the copy (or there was nothing to copy): this many bytes.
+        case copied(Int64)
+        /// Not a case for a server-side copy; the caller copies through reads and writes.
+        case fallBack(String)
+    }
+
+    /// The most one answer can report: FUSE's reply to a copy counts bytes in 32 bits.
+    static let maxCopyReply: Int64 = 0xFFFF_F000
+
+    /// Copies `length` bytes at `offsetIn` of the file open as `sourceHandle` to `offsetOut` of
+    /// the file open as `destinationHandle`, at the remote, when that is exactly a whole-file
+    /// copy: the whole source (from 0, `length` at least its size), not dirty (a dirty source
+    /// has bytes the remote does not), into a file created here and still empty (its journal
+    /// says new, no upload begun), at 0. The destination's pending (empty) upload is dropped
+    /// with the copy's commit, so its close uploads nothing; its placeholder becomes the
+    /// remote's copy, whose content is fetched on demand like any placeholder's. After the copy
+    /// the destination handle no longer writes (`.denied`): the copy's bytes are not here.
+    public func copyRange(from sourceHandle: UInt64, offset offsetIn: Int64, to destinationHandle: UInt64,
+                          offset offsetOut: Int64, length: Int64) async throws -> CopyOutcome {
+        let src = try openFile(handle: sourceHandle)
+        let dst = try openFile(handle: destinationHandle)
+        let (sourceId, sourceSize, sourceGone) = src.entry.withLock { (src.entry.id, src.entry.size, src.entry.deleted || src.entry.stale) }
+        // Past the end there is nothing to copy, whatever the case (cp asks once more at the end).
+        if offsetIn >= sourceSize && !sourceGone { return .copied(0) }
+        guard let copier = provider as? any ServerSideCopyProvider, provider.capabilities.contains(.serverSideCopy), isWritable else {
+            return .fallBack("\(provider.remoteDescription) has no server-side copy")
+        }
+        guard offsetIn == 0, offsetOut == 0 else { return .fallBack("a partial range (from \(offsetIn) to \(offsetOut))") }
+        guard dst.writable else { return .fallBack("the destination is not open for writing") }
+        let (destinationId, destinationSize, destinationGone) = dst.entry.withLock { (dst.entry.id, dst.entry.size, dst.entry.deleted || dst.entry.stale) }
+        guard !sourceGone, !destinationGone, sourceId != destinationId else { return .fallBack("a deleted or replaced file") }
+        let (found, sourceDirty) = snapshot(sourceId)
+        guard let source = found, source.kind == .file, source.size > 0 else { return .fallBack("not a file with content") }
+        guard !sourceDirty else { return .fallBack("\(sourceId) has changes not uploaded yet") }
+        guard length >= source.size else { return .fallBack("\(length) of \(source.size) bytes") }
+        guard source.size <= Self.maxCopyReply, source.size <= copier.maxServerSideCopySize ?? .max else {
+            return .fallBack("\(source.size) bytes is more than one server-side copy does")
+        }
+        guard destinationSize == 0 else { return .fallBack("the destination is not empty") }
+        // The destination must be new here, with no upload begun and no other handle on it;
+        // marked as uploading while the remote copies, so no close or fsync starts one.
+        let claimed = lock.withLock { () -> (generation: Int, since: Double)? in
+            guard let d = dirty[destinationId], d.journal.isNew, !d.uploading, d.failure == nil,
+                  handles.values.filter({ $0.entry === dst.entry }).count == 1 else { return nil }
+            dirty[destinationId]!.uploading = true
+            return (d.generation, d.journal.since)
+        }
+        guard let claimed else { return .fallBack("the destination is not a file just created here") }
+        log.debug("copy \(sourceId) -> \(destinationId) at \(provider.remoteDescription) (\(source.size) bytes)")
+        var copy: Item
+        do {
+            copy = try await copier.copyItem(source, to: destinationId)
+        } catch {
+            let waiting = lock.withLock { () -> Bool in
+                guard dirty[destinationId] != nil else { return false }
+                dirty[destinationId]!.uploading = false
+                return !dirty[destinationId]!.waiters.isEmpty
+            }
+            if waiting { scheduleUpload(destinationId) }
+            if error is CancellationError { throw error }
+            // The kernel copies through reads and writes instead; if the remote made the copy
+            // after all (an answer lost), the upload of that finds the same content there.
+            log.info("server-side copy of \(sourceId) to \(destinationId) failed (\(error)); copied through this machine instead")
+            return .fallBack("\(error)")
+        }
+        copy.identifier = destinationId
+        copy.kind = .file
+        let version = Self.contentVersion(copy)
+        let committed: DirtyState? = lock.withLock {
+            guard let d = dirty[destinationId], d.generation == claimed.generation, d.journal.since == claimed.since,
+                  handles[destinationHandle] === dst else { return nil }
+            do {
+                // Placeholder and journal in one transaction: after a crash the copy is either
+                // recorded or still a pending (empty) new file, never both.
+                try store.commitUpload(copy, contentVersion: version, journalSince: claimed.since)
+            } catch {
+                log.error("cannot record the copy \(destinationId): \(error)")
+                return nil
+            }
+            // The empty local file is dropped; its handle keeps its descriptor until replaced below.
+            content.remove(destinationId)
+            noteChange(destinationId)
+            if let parent = destinationId.parent, folders[parent]?[destinationId.name] != nil {
+                folders[parent]![destinationId.name] = copy
+            }
+            openedVersions[destinationId] = nil
+            dirty[destinationId] = nil
+            return d
+        }
+        guard let committed else {
+            // Changed here while the remote copied (the kernel serialises writes with the copy, so
+            // this is not expected): the local file stays pending and its upload meets the copy
+            // (same content: recorded; else a conflict copy). Nothing is lost either way.
+            let waiting = lock.withLock { () -> Bool in
+                guard dirty[destinationId] != nil else { return false }
+                dirty[destinationId]!.uploading = false
+                return true
+            }
+            if waiting { scheduleUpload(destinationId) }
+            log.warning("\(destinationId) changed during its server-side copy; the local content will be uploaded over it")
+            return .fallBack("the destination changed during the copy")
+        }
+        // The handle now reads the copy (on demand) and no longer writes: a write would need
+        // the whole content here first.
+        do {
+            let entry = try content.retain(item: copy, version: version, asHandle: true)
+            lock.withLock { handles[destinationHandle] = OpenFile(item: copy, entry: entry, writable: false) }
+            content.release(dst.entry, asHandle: true)
+        } catch {
+            log.warning("after copying \(destinationId): \(error); its handle keeps the old (empty) file")
+        }
+        for waiter in committed.waiters { waiter.resume() }
+        log.info("copied \(sourceId) to \(destinationId) at \(provider.remoteDescription) (\(copy.size) bytes, version \(copy.version ?? "-")), no bytes through this machine")
+        return .copied(min(copy.size, length, Self.maxCopyReply))
+    }
+}

@@ -1,0 +1,73 @@
+import FavFSCore
+import Foundation
+
+/// Server-side copy for a local folder: the kernel's `copy_file_range` into a temp file beside
+/// the destination (a reflink where the file system has them: btrfs, XFS), then `link` into
+/// place, which fails if the name exists: an existing destination is never replaced.
+extension LocalProvider: ServerSideCopyProvider {
+    public func copyItem(_ item: Item, to destination: ItemIdentifier) async throws -> Item {
+        let id = item.identifier
+        guard let parent = destination.parent else {
+            throw ProviderError(.isAFolder, remote: remoteDescription, path: "/", detail: "cannot copy to the root")
+        }
+        let input = open(path(id), O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw failure(id, "cannot open") }
+        defer { close(input) }
+        var st = stat()
+        guard fstat(input, &st) == 0 else { throw failure(id, "cannot stat") }
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            throw ProviderError(.isAFolder, remote: remoteDescription, path: id.rawValue, detail: "not a regular file")
+        }
+        let temp = path(parent) + "/.favfs-copy-\(UUID().uuidString.prefix(12))"
+        let output = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard output >= 0 else { throw failure(destination, "cannot create the copy") }
+        var linked = false
+        defer { if !linked { unlink(temp) } }
+        do {
+            defer { close(output) }
+            var done: Int64 = 0
+            while done < Int64(st.st_size) {
+                let n = Self.copyChunk(input, output, at: done, max: Int(min(Int64(st.st_size) - done, 1 << 30)))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw failure(destination, "cannot copy")
+                }
+                if n == 0 { break }  // the source shrank meanwhile: the copy is what it had
+                done += Int64(n)
+            }
+            guard fsync(output) == 0 else { throw failure(destination, "cannot sync the copy") }
+        }
+        guard link(temp, path(destination)) == 0 else {
+            throw errno == EEXIST ? ProviderError(.exists, remote: remoteDescription, path: destination.rawValue, detail: "already exists")
+                                  : failure(destination, "cannot create")
+        }
+        linked = true
+        unlink(temp)
+        return try await self.item(for: destination)
+    }
+
+    /// Copies up to `max` bytes at `offset` of `input` to the same offset of `output`: with the
+    /// kernel's copy_file_range (glibc has it; Swift's Glibc module does not declare it, so it is
+    /// looked up once), else, where the file system refuses it, through a buffer.
+    private static func copyChunk(_ input: Int32, _ output: Int32, at offset: Int64, max: Int) -> Int {
+        if let copyFileRange {
+            var inOff = offset, outOff = offset
+            let n = copyFileRange(input, &inOff, output, &outOff, max, 0)
+            if n >= 0 || ![EXDEV, ENOSYS, EOPNOTSUPP, EINVAL].contains(errno) { return n }
+        }
+        var buffer = [UInt8](repeating: 0, count: Swift.min(max, 1 << 20))
+        let n = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, $0.count, off_t(offset)) }
+        guard n > 0 else { return n }
+        var written = 0
+        while written < n {
+            let w = buffer.withUnsafeBytes { pwrite(output, $0.baseAddress! + written, n - written, off_t(offset) + off_t(written)) }
+            if w < 0 { if errno == EINTR { continue }; return -1 }
+            written += w
+        }
+        return n
+    }
+
+    private typealias CopyFileRange = @convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32) -> Int
+    private static let copyFileRange: CopyFileRange? =
+        dlsym(nil, "copy_file_range").map { unsafeBitCast($0, to: CopyFileRange.self) }
+}
