@@ -61,8 +61,11 @@ final class CurlTransfer: @unchecked Sendable {
     private let errorBuffer: UnsafeMutablePointer<CChar>
     /// The SSH host key verdict and the key offered, for sftp:// and scp:// (see shim.h).
     private let sshKeyReport: UnsafeMutablePointer<favfs_ssh_key_report>
+    /// Told of body bytes as they move (`CurlByteCounting`); a rewind is told as a negative count.
+    let countBytes: (@Sendable (Int64) -> Void)?
 
     init(request: CurlRequest, sink: Sink, options: TransportOptions, upload: UploadSource? = nil) {
+        countBytes = CurlByteCounting.current()
         self.request = request
         self.sink = sink
         self.upload = upload
@@ -308,6 +311,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func reportWritten(since before: Int64) {
         guard let writer, writer.flushed > before else { return }
+        countBytes?(writer.flushed - before)
         bytesWritten = writer.flushed
         progress?(writer.start..<(writer.start + writer.flushed))
     }

@@ -48,12 +48,14 @@ extension CurlTransfer {
                 return favfs_readfunc_abort
             }
             uploadOffset += Int64(n)
+            countBytes?(Int64(n))
             return n
         }
     }
 
     fileprivate func seek(to offset: Int64, origin: Int32) -> Int32 {
         guard origin == SEEK_SET, let source = upload, offset >= 0, offset <= source.length else { return favfs_seekfunc_fail }
+        countBytes?(offset - uploadOffset)
         uploadOffset = offset
         return favfs_seekfunc_ok
     }

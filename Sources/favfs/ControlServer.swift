@@ -97,7 +97,18 @@ final class ControlServer: @unchecked Sendable {
         let kept = (try? FileManager.default.contentsOfDirectory(atPath: lost.path)) ?? []
         if !kept.isEmpty { lines.append("lost+found: \(kept.count) files not on the server (refused uploads, content the database lost), kept in \(lost.path)") }
         if let e = s.lastNetworkError { lines.append("last network error: \(e)") }
+        for t in transfers() { lines.append("transfer: \(t.line)") }
         return lines
+    }
+
+    /// Uploads and downloads running now, with paths on this machine.
+    private func transfers() -> [MountStatusReport.Transfer] {
+        domain.transfers().map { t in
+            MountStatusReport.Transfer(
+                path: (mountpoint == "/" ? "" : mountpoint) + t.id.rawValue, direction: t.direction.rawValue,
+                bytesDone: t.bytesDone, bytesTotal: t.bytesTotal, rateBytesPerSecond: Int64(t.rateBytesPerSecond),
+                etaSeconds: t.etaSeconds.map { Int64($0.rounded(.up)) })
+        }
     }
 
     private func mountReport() -> MountStatusReport {
@@ -110,7 +121,7 @@ final class ControlServer: @unchecked Sendable {
                          directory: domain.content.directory.deletingLastPathComponent().path),
             uploads: .init(pending: s.pendingUploads, pendingBytes: s.pendingBytes, failed: s.failedUploads.map { "\($0)" }),
             lostAndFound: .init(files: kept.count, directory: lost.path),
-            lastNetworkError: s.lastNetworkError)
+            lastNetworkError: s.lastNetworkError, transfers: transfers())
     }
 
     final class ResultBox: @unchecked Sendable { var failures: [ProviderError] = [] }

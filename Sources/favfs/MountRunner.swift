@@ -91,6 +91,7 @@ struct MountRunner {
         do { provider = try ProviderFactory.make(configuration) }
         catch let e as ProviderError { throw CLIError(Self.explain(e, remote: remote, name: configuration.name), status: .of(e)) }
         let domain = Domain(provider: provider, store: store, content: content, options: options)
+        TransferCounting.countCurlTransfers()  // bytes and rates of transfers, for favfs status
 
         var offline: String?
         do {

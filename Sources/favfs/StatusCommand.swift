@@ -11,6 +11,7 @@ struct StatusCommand: ParsableCommand {
               favfs status                       # every favfs mount
               favfs status ~/Remote/photos/a.jpg # placeholder, partial 40%, materialized, dirty...
               favfs status --json                # the same for scripts (field names in the README)
+              favfs status --watch               # live: each upload and download, rate, ETA
             """)
 
     @Argument(help: "Files or folders inside a favfs mount.")
@@ -19,8 +20,15 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Print JSON: {\"mounts\": [...]}, or {\"items\": [{\"path\", \"state\"}]} for paths.")
     var json = false
 
+    @Flag(help: "Redraw every --interval seconds: each upload and download (bytes, rate, ETA) and pending uploads; Ctrl-C ends it, and so does the mount going away.")
+    var watch = false
+
+    @Option(help: "Seconds between redraws with --watch.")
+    var interval: Double = 1
+
     func run() throws {
         let mounts = Paths.mounts().filter { $0.fstype == "fuse.favfs" }.map(\.mountpoint)
+        if watch { return try runWatch(mounts: mounts) }
         if json { return try runJSON(mounts: mounts) }
         if paths.isEmpty {
             if mounts.isEmpty { print("no favfs mounts"); return }

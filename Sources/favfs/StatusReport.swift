@@ -30,10 +30,56 @@ struct MountStatusReport: Codable, Sendable {
     var uploads: Uploads?
     var lostAndFound: LostAndFound?
     var lastNetworkError: String?
+    /// Uploads and downloads running now, oldest first.
+    var transfers: [Transfer]?
 
     /// What `status --json` prints for a mount whose process is gone.
     static func notAnswering(_ mountpoint: String) -> MountStatusReport {
         MountStatusReport(mountpoint: mountpoint, remote: "", name: nil, answering: false, readOnly: false)
+    }
+}
+
+extension MountStatusReport {
+    /// One upload or download running now (`TransferRegistry`).
+    struct Transfer: Codable, Sendable {
+        /// The file's path on this machine (in the mount).
+        var path: String
+        /// `upload` or `download`.
+        var direction: String
+        /// Upload: bytes sent; download: bytes of the file present in the cache.
+        var bytesDone: Int64
+        var bytesTotal: Int64
+        /// Over the last few seconds.
+        var rateBytesPerSecond: Int64
+        /// Null while nothing moves.
+        var etaSeconds: Int64?
+
+        private enum CodingKeys: String, CodingKey {
+            case path, direction, bytesDone, bytesTotal, rateBytesPerSecond, etaSeconds
+        }
+
+        init(path: String, direction: String, bytesDone: Int64, bytesTotal: Int64, rateBytesPerSecond: Int64, etaSeconds: Int64?) {
+            self.path = path; self.direction = direction; self.bytesDone = bytesDone; self.bytesTotal = bytesTotal
+            self.rateBytesPerSecond = rateBytesPerSecond; self.etaSeconds = etaSeconds
+        }
+
+        // An unknown ETA is written as null, not left out: every transfer has the same keys.
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(path, forKey: .path)
+            try c.encode(direction, forKey: .direction)
+            try c.encode(bytesDone, forKey: .bytesDone)
+            try c.encode(bytesTotal, forKey: .bytesTotal)
+            try c.encode(rateBytesPerSecond, forKey: .rateBytesPerSecond)
+            try c.encode(etaSeconds, forKey: .etaSeconds)
+        }
+
+        /// "upload  /mnt/a.bin  12.0 MiB of 64.0 MiB (18%), 1.2 MiB/s, 43 s left"
+        var line: String {
+            let percent = bytesTotal > 0 ? " (\(bytesDone * 100 / bytesTotal)%)" : ""
+            let eta = etaSeconds.map { ", \($0) s left" } ?? ""
+            return "\(direction)  \(path)  \(ByteSize.format(bytesDone)) of \(ByteSize.format(bytesTotal))\(percent), \(ByteSize.format(rateBytesPerSecond))/s\(eta)"
+        }
     }
 }
 

@@ -4,7 +4,10 @@ server on loopback and passes the answer back at once, except the body of a GET,
 at BYTES_PER_SECOND (a congested or throttled link that never quite stops, so that a low-speed
 limit alone never fires). One request per connection (it asks upstream to close).
 
-usage: trickle_proxy.py LISTEN_PORT UPSTREAM_PORT [BYTES_PER_SECOND]
+With "uploads" after the rate, request bodies (a PUT's) are read from the client at that rate
+too. Rates above 20 bytes/s go in steps of a twentieth of the rate, 20 times a second.
+
+usage: trickle_proxy.py LISTEN_PORT UPSTREAM_PORT [BYTES_PER_SECOND [uploads]]
 """
 import socket
 import sys
@@ -22,7 +25,8 @@ def read_head(sock, data=b""):
     return head, rest
 
 
-def handle(client, upstream_port, rate):
+def handle(client, upstream_port, rate, uploads=False):
+    step = max(1, int(rate // 20))
     try:
         head, body = read_head(client)
         if head is None:
@@ -40,10 +44,12 @@ def handle(client, upstream_port, rate):
             forwarded.append(line)
         forwarded.append(b"Connection: close")
         while len(body) < length:
-            chunk = client.recv(65536)
+            chunk = client.recv(step if uploads else 65536)
             if not chunk:
                 return
             body += chunk
+            if uploads:
+                time.sleep(len(chunk) / rate)
         upstream = socket.create_connection(("127.0.0.1", upstream_port))
         upstream.sendall(b"\r\n".join(forwarded) + b"\r\n\r\n" + body)
         rhead, rbody = read_head(upstream)
@@ -52,9 +58,9 @@ def handle(client, upstream_port, rate):
         client.sendall(rhead + b"\r\n\r\n")
         while True:
             if method == b"GET":
-                for i in range(len(rbody)):
-                    client.sendall(rbody[i:i + 1])
-                    time.sleep(1.0 / rate)
+                for i in range(0, len(rbody), step):
+                    client.sendall(rbody[i:i + step])
+                    time.sleep(len(rbody[i:i + step]) / rate)
             else:
                 client.sendall(rbody)
             rbody = upstream.recv(65536)
@@ -70,13 +76,14 @@ def handle(client, upstream_port, rate):
 def main():
     port, upstream_port = int(sys.argv[1]), int(sys.argv[2])
     rate = float(sys.argv[3]) if len(sys.argv) > 3 else 2.0
+    uploads = len(sys.argv) > 4 and sys.argv[4] == "uploads"
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind(("127.0.0.1", port))
     server.listen(64)
     while True:
         client, _ = server.accept()
-        threading.Thread(target=handle, args=(client, upstream_port, rate), daemon=True).start()
+        threading.Thread(target=handle, args=(client, upstream_port, rate, uploads), daemon=True).start()
 
 
 if __name__ == "__main__":

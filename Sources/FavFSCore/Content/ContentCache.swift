@@ -15,6 +15,8 @@ public final class ContentCache: @unchecked Sendable {
     /// Longer missing runs are split into requests of at most this many bytes, fetched in parallel.
     public let maxRequestSize: Int64
     let log = Logger(label: "favfs.content")
+    /// Downloads (here) and uploads (the domain's) running now, for `favfs status`.
+    public let transfers = TransferRegistry()
 
     let lock = NSLock()
     var entries: [ItemIdentifier: ContentEntry] = [:]
@@ -229,7 +231,10 @@ public final class ContentCache: @unchecked Sendable {
                     e.resumeSatisfied()
                 }
             }
-            let written = try await provider.readContents(of: item, range: span, into: sink)
+            let total = e.withLock { e.size }
+            let written = try await transfers.track(item.identifier, .download, total: total, done: { e.withLock { e.ranges.count } }) {
+                try await provider.readContents(of: item, range: span, into: sink)
+            }
             let record: PlaceholderStore.ContentRecord = e.withLock {
                 e.ranges.insert(written.clamped(to: 0..<e.size))
                 e.lastUsed = Date().timeIntervalSince1970

@@ -45,7 +45,9 @@ extension Domain {
             do {
                 let (fd, length) = try content.openForUpload(id)
                 defer { close(fd) }
-                let uploaded = try await w.upload(id, from: ContentSource(fd: fd, length: length), precondition: precondition)
+                let uploaded = try await content.transfers.track(id, .upload, total: length) {
+                    try await w.upload(id, from: ContentSource(fd: fd, length: length), precondition: precondition)
+                }
                 if await commit(id, uploaded: uploaded, generation: generation) { return }
                 attempt = 0 // changed meanwhile: upload again, now based on what we just sent
             } catch let e as ProviderError where e.kind == .versionChanged || (e.kind == .exists && journal.isNew) {
