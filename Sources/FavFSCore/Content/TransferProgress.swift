@@ -5,8 +5,9 @@ import Foundation
 ///
 /// Bytes are counted where they move: the transport tells the counter of the task that started
 /// the transfer (`TransferCounting.current`, a task-local), so providers need not pass progress
-/// along. A download's bytes done are the item's bytes present in the cache (what a reader has),
-/// its total the item's size; an upload's are the bytes of the cache file sent so far.
+/// along. A download's bytes done are the item's bytes present in the cache (or, when more, those
+/// present at its start plus the bytes received since), its total the item's size; an upload's
+/// are the bytes of the cache file sent so far.
 public final class TransferRegistry: @unchecked Sendable {
     public enum Direction: String, Sendable, Codable { case upload, download }
 
@@ -107,6 +108,10 @@ public final class TransferCounter: @unchecked Sendable {
     private var total: Int64
     private var done: (@Sendable () -> Int64)?
     private var moved: Int64 = 0
+    /// `done` when the transfer began: a download's bytes done are at least this plus the
+    /// bytes received since (present bytes lag behind what arrives where a provider reports
+    /// them only at the end of a request).
+    private var baseline: Int64 = 0
     /// (time, bytes moved) at most every 100 ms, the last `rateWindow` seconds of them.
     private var samples: [(t: Double, bytes: Int64)] = []
     // Guarded by the registry's lock:
@@ -116,6 +121,7 @@ public final class TransferCounter: @unchecked Sendable {
     init(id: ItemIdentifier, direction: TransferRegistry.Direction, total: Int64, started: Double, done: (@Sendable () -> Int64)?) {
         self.id = id; self.direction = direction; self.total = total; self.started = started; self.done = done
         samples = [(started, 0)]
+        baseline = done?() ?? 0
     }
 
     func update(total: Int64, done: (@Sendable () -> Int64)?) {
@@ -141,8 +147,8 @@ public final class TransferCounter: @unchecked Sendable {
     }
 
     func snapshot(now: Double) -> TransferRegistry.Snapshot {
-        let (total, moved, samples, done) = lock.withLock { (self.total, self.moved, self.samples, self.done) }
-        let bytesDone = min(total, max(0, done?() ?? moved))
+        let (total, moved, samples, done, baseline) = lock.withLock { (self.total, self.moved, self.samples, self.done, self.baseline) }
+        let bytesDone = min(total, max(0, done.map { max($0(), baseline + moved) } ?? moved))
         // The rate since the oldest sample inside the window (or since the start).
         let base = samples.first { now - $0.t <= TransferRegistry.rateWindow } ?? samples.last ?? (started, 0)
         let span = now - base.t
