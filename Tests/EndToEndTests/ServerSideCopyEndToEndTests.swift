@@ -90,7 +90,8 @@ final class ServerSideCopyEndToEndTests: XCTestCase {
         let p = m.path
         // 1. cp and cp --reflink=auto of a file on the server: copied there, nothing downloaded.
         var timings: [String] = []
-        for (i, (name, flags)) in [("copy.bin", ""), ("reflink.bin", "--reflink=auto")].enumerated() {
+        let copies = [("copy.bin", ""), ("reflink.bin", "--reflink=auto"), ("preserved.bin", "-p")]
+        for (i, (name, flags)) in copies.enumerated() {
             let cp = try TimedProcess.sh("cp \(flags) \(shq(p))/src.bin \(shq(p))/\(name)", timeout: 300)
             timings.append(String(format: "cp %@ %.2f s", flags, cp.elapsed))
             XCTAssertTrue(cp.succeeded, "cp \(flags): \(cp)", file: file, line: line)
@@ -104,6 +105,11 @@ final class ServerSideCopyEndToEndTests: XCTestCase {
         XCTAssertEqual(stat.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "\(source.count)", "\(stat)", file: file, line: line)
         // Read back through the mount (fetched on demand, like any placeholder).
         XCTAssertEqual(FileManager.default.contents(atPath: p + "/copy.bin"), source, "the copy read through the mount", file: file, line: line)
+
+        // cp -p sets the time through the new file's descriptor after the copy: the copy stays.
+        let times = try TimedProcess.sh("stat -c %Y \(shq(p))/src.bin \(shq(p))/preserved.bin", timeout: 30)
+        let t = times.stdout.split(separator: "\n")
+        XCTAssertTrue(times.succeeded && t.count == 2 && t[0] == t[1], "cp -p: the times \(times)", file: file, line: line)
 
         // 2. A file still being written (dirty: its bytes are only here) is copied through this
         // machine, and the copy has the bytes written, not the server's (none yet).
@@ -119,6 +125,11 @@ final class ServerSideCopyEndToEndTests: XCTestCase {
             print("cp", r.returncode)
             """, p], timeout: 300)
         XCTAssertTrue(dirty.succeeded && dirty.stdout.contains("cp 0"), "\(dirty)", file: file, line: line)
+
+        // Over an existing file (not new: it may be replaced only through its own upload, with
+        // its version checked): copied through this machine.
+        let over = try TimedProcess.sh("cp \(shq(p))/dirty.bin \(shq(p))/reflink.bin", timeout: 300)
+        XCTAssertTrue(over.succeeded, "cp over an existing file: \(over)", file: file, line: line)
 
         // 3. A partial range (offsets inside the files) is copied through this machine.
         let partial = try TimedProcess.run("/usr/bin/python3", ["-c", """
@@ -146,7 +157,8 @@ final class ServerSideCopyEndToEndTests: XCTestCase {
         XCTAssertTrue(u.succeeded, "unmount: \(u)", file: file, line: line)
         let written = Data((0..<8192).flatMap { _ in (0..<256).map { UInt8($0) } })
         XCTAssertEqual(try server.contents("copy.bin"), source, "copy.bin after unmount", file: file, line: line)
-        XCTAssertEqual(try server.contents("reflink.bin"), source, "reflink.bin after unmount", file: file, line: line)
+        XCTAssertEqual(try server.contents("preserved.bin"), source, "preserved.bin after unmount", file: file, line: line)
+        XCTAssertEqual(try server.contents("reflink.bin"), written + Data("more after the copy".utf8), "cp over reflink.bin", file: file, line: line)
         XCTAssertEqual(try server.contents("dirty-copy.bin"), written, "the copy of a file being written", file: file, line: line)
         XCTAssertEqual(try server.contents("dirty.bin"), written + Data("more after the copy".utf8), file: file, line: line)
         XCTAssertEqual(try server.contents("part.bin"), Data("head".utf8) + source[12345..<(12345 + 100000)], "the partial copy", file: file, line: line)

@@ -75,8 +75,9 @@ extension Domain {
         copy.kind = .file
         let version = Self.contentVersion(copy)
         let committed: DirtyState? = lock.withLock {
-            guard let d = dirty[destinationId], d.generation == claimed.generation, d.journal.since == claimed.since,
-                  handles[destinationHandle] === dst else { return nil }
+            // Its handle may be closed already (the request answered ETIMEDOUT or EINTR and the
+            // program went on): the copy is still what the new, empty file becomes.
+            guard let d = dirty[destinationId], d.generation == claimed.generation, d.journal.since == claimed.since else { return nil }
             do {
                 // Placeholder and journal in one transaction: after a crash the copy is either
                 // recorded or still a pending (empty) new file, never both.
@@ -112,8 +113,12 @@ extension Domain {
         // the whole content here first.
         do {
             let entry = try content.retain(item: copy, version: version, asHandle: true)
-            lock.withLock { handles[destinationHandle] = OpenFile(item: copy, entry: entry, writable: false) }
-            content.release(dst.entry, asHandle: true)
+            let swapped = lock.withLock { () -> Bool in
+                guard handles[destinationHandle] === dst else { return false }
+                handles[destinationHandle] = OpenFile(item: copy, entry: entry, writable: false)
+                return true
+            }
+            content.release(swapped ? dst.entry : entry, asHandle: true)
         } catch {
             log.warning("after copying \(destinationId): \(error); its handle keeps the old (empty) file")
         }
