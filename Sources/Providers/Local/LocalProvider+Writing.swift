@@ -77,6 +77,7 @@ extension LocalProvider: WritableProvider {
     private func copy(from source: ContentSource, to out: Int32, id: ItemIdentifier) throws {
         var buf = [UInt8](repeating: 0, count: 1 << 20)
         var off: Int64 = 0
+        let counter = TransferCounting.current  // progress for favfs status
         while off < source.length {
             let n = buf.withUnsafeMutableBytes { pread(source.fd, $0.baseAddress, min($0.count, Int(source.length - off)), off_t(off)) }
             if n < 0 { throw failure(id, "cannot read the cached content") }
@@ -88,6 +89,7 @@ extension LocalProvider: WritableProvider {
                 done += w
             }
             off += Int64(n)
+            counter?.add(Int64(n))
         }
     }
 

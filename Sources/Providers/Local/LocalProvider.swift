@@ -87,6 +87,7 @@ public final class LocalProvider: Provider {
         let end = min(range.upperBound, Int64(st.st_size))
         var off = range.lowerBound
         var buf = [UInt8](repeating: 0, count: 1 << 20)
+        let counter = TransferCounting.current  // progress for favfs status (no transport here to count)
         while off < end {
             let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, min($0.count, Int(end - off)), off_t(off)) }
             if n < 0 { throw failure(id, "cannot read") }
@@ -98,6 +99,7 @@ public final class LocalProvider: Provider {
                 done += w
             }
             off += Int64(n)
+            counter?.add(Int64(n))
         }
         return range.lowerBound..<max(range.lowerBound, off)
     }
