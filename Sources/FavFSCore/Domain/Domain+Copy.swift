@@ -12,7 +12,8 @@ extension Domain {
         case fallBack(String)
     }
 
-    /// The most one answer can report: FUSE's reply to a copy counts bytes in 32 bits.
+    /// The most one answer can report: FUSE's reply to a copy counts bytes in 32 bits. A larger
+    /// copy is made at once and reported over several requests (the kernel asks for the rest).
     static let maxCopyReply: Int64 = 0xFFFF_F000
 
     /// Copies `length` bytes at `offsetIn` of the file open as `sourceHandle` to `offsetOut` of
@@ -33,6 +34,11 @@ extension Domain {
         guard let copier = provider as? any ServerSideCopyProvider, provider.capabilities.contains(.serverSideCopy), isWritable else {
             return .fallBack("\(provider.remoteDescription) has no server-side copy")
         }
+        // The rest of a copy made at the remote already: one FUSE answer counts at most 4 GiB,
+        // so the kernel asks again for what follows.
+        if let from = dst.copiedFrom, from == sourceId, offsetIn == offsetOut, offsetIn < dst.item.size {
+            return .copied(min(dst.item.size - offsetIn, length, Self.maxCopyReply))
+        }
         guard offsetIn == 0, offsetOut == 0 else { return .fallBack("a partial range (from \(offsetIn) to \(offsetOut))") }
         guard dst.writable else { return .fallBack("the destination is not open for writing") }
         let (destinationId, destinationSize, destinationGone) = dst.entry.withLock { (dst.entry.id, dst.entry.size, dst.entry.deleted || dst.entry.stale) }
@@ -40,8 +46,10 @@ extension Domain {
         let (found, sourceDirty) = snapshot(sourceId)
         guard let source = found, source.kind == .file, source.size > 0 else { return .fallBack("not a file with content") }
         guard !sourceDirty else { return .fallBack("\(sourceId) has changes not uploaded yet") }
-        guard length >= source.size else { return .fallBack("\(length) of \(source.size) bytes") }
-        guard source.size <= Self.maxCopyReply, source.size <= copier.maxServerSideCopySize ?? .max else {
+        // The kernel asks for at most `maxCopyReply` bytes at a time (its clamp of cp's "all of
+        // it"): a request of exactly that from 0 of a larger file is taken as the whole file.
+        guard length >= source.size || length == Self.maxCopyReply else { return .fallBack("\(length) of \(source.size) bytes") }
+        guard source.size <= copier.maxServerSideCopySize ?? .max else {
             return .fallBack("\(source.size) bytes is more than one server-side copy does")
         }
         guard destinationSize == 0 else { return .fallBack("the destination is not empty") }
@@ -115,7 +123,7 @@ extension Domain {
             let entry = try content.retain(item: copy, version: version, asHandle: true)
             let swapped = lock.withLock { () -> Bool in
                 guard handles[destinationHandle] === dst else { return false }
-                handles[destinationHandle] = OpenFile(item: copy, entry: entry, writable: false)
+                handles[destinationHandle] = OpenFile(item: copy, entry: entry, writable: false, copiedFrom: sourceId)
                 return true
             }
             content.release(swapped ? dst.entry : entry, asHandle: true)

@@ -8,6 +8,9 @@ final class OpenFile: @unchecked Sendable {
     let entry: ContentEntry
     /// Opened for writing: writes go to the cache file; the last release uploads.
     let writable: Bool
+    /// The source of the server-side copy this handle's file was made by (`Domain.copyRange`):
+    /// the kernel's later requests for the rest of that copy are answered as done.
+    let copiedFrom: ItemIdentifier?
     private let lock = NSLock()
     private var lastEnd: Int64 = 0
     private var window: Int64 = 0
@@ -19,8 +22,8 @@ final class OpenFile: @unchecked Sendable {
     /// whole file: fetching all of it in the background beats a round trip per read.
     static let randomReadsBeforeFill = 32
 
-    init(item: Item, entry: ContentEntry, writable: Bool = false) {
-        self.item = item; self.entry = entry; self.writable = writable
+    init(item: Item, entry: ContentEntry, writable: Bool = false, copiedFrom: ItemIdentifier? = nil) {
+        self.item = item; self.entry = entry; self.writable = writable; self.copiedFrom = copiedFrom
     }
 
     /// Records a read of `r` and returns what to prefetch after it, if anything.
