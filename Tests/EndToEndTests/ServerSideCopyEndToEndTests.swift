@@ -98,6 +98,11 @@ final class ServerSideCopyEndToEndTests: XCTestCase {
             XCTAssertTrue(server.copiedTo(name, i + 1), "no server-side copy to \(name) in the server's log:\n\(server.log().suffix(3000))", file: file, line: line)
             XCTAssertEqual(try server.contents(name), source, "the server's \(name) differs from the source", file: file, line: line)
         }
+        // Into another folder, under a name that must be encoded in a URL.
+        let odd = "sub dir/ü + x%20.bin"
+        let cpOdd = try TimedProcess.sh("mkdir \(shq(p))/'sub dir' && cp \(shq(p))/src.bin \(shq(p + "/" + odd))", timeout: 300)
+        XCTAssertTrue(cpOdd.succeeded, "cp into a subfolder: \(cpOdd)", file: file, line: line)
+        XCTAssertEqual(try server.contents(odd), source, "the copy to \(odd)", file: file, line: line)
         XCTAssertFalse(server.sentSource("src.bin"), "the server sent the source's bytes:\n\(server.log().suffix(3000))", file: file, line: line)
         let cached = try SharedChecks.allocatedContent(m).total
         XCTAssertLessThan(cached, 1 << 20, "\(cached) bytes of content came to the cache for a server-side copy", file: file, line: line)
