@@ -27,4 +27,20 @@ extension Bridge {
             }
         }
     }
+
+    /// A write into a file made by a server-side copy: the copy's content is fetched (in a Task,
+    /// not on this libfuse thread), then the write lands like any other.
+    func writeAfterFetching(_ req: Request, _ data: Data, _ offset: Int64, _ fh: UInt64) {
+        deadline(req, "write")
+        Task {
+            do {
+                try await domain.prepareForWriting(handle: fh)
+                let n = try data.withUnsafeBytes { try domain.write(handle: fh, offset: offset, $0) }
+                req.reply { fuse_reply_write($0, n) }
+            } catch {
+                log.warning("write: \(error)")
+                req.fail(error)
+            }
+        }
+    }
 }

@@ -28,6 +28,8 @@ extension Bridge {
     }
 
     func write(_ req: Request, _ buffer: UnsafeRawBufferPointer, _ offset: Int64, _ fh: UInt64) {
+        // Into a file made by a server-side copy: its content is fetched first (see Bridge+Copy).
+        if domain.needsContentBeforeWriting(handle: fh) { return writeAfterFetching(req, Data(buffer), offset, fh) }
         do {
             let n = try domain.write(handle: fh, offset: offset, buffer)
             req.reply { fuse_reply_write($0, n) }

@@ -116,6 +116,18 @@ final class ServerSideCopyEndToEndTests: XCTestCase {
         let t = times.stdout.split(separator: "\n")
         XCTAssertTrue(times.succeeded && t.count == 2 && t[0] == t[1], "cp -p: the times \(times)", file: file, line: line)
 
+        // More after a copy into the same file (`cat a b > c`): through write() (b on another
+        // file system) and through copy_file_range (b in the mount, clean). The copy's content
+        // is fetched first, then the file is uploaded whole as any change.
+        let small = Data("a small clean file\n".utf8)
+        let seed = try TimedProcess.sh("printf 'a small clean file\\n' | dd of=\(shq(p))/small.txt conv=fsync status=none", timeout: 120)
+        XCTAssertTrue(seed.succeeded, "\(seed)", file: file, line: line)
+        let hostname = try Data(contentsOf: URL(fileURLWithPath: "/etc/hostname"))
+        for (name, second) in [("catted.bin", "/etc/hostname"), ("catted2.bin", p + "/small.txt")] {
+            let cat = try TimedProcess.sh("cat \(shq(p))/src.bin \(shq(second)) > \(shq(p))/\(name)", timeout: 300)
+            XCTAssertTrue(cat.succeeded, "cat src.bin \(second) > \(name): \(cat)", file: file, line: line)
+        }
+
         // 2. A file still being written (dirty: its bytes are only here) is copied through this
         // machine, and the copy has the bytes written, not the server's (none yet).
         let dirty = try TimedProcess.run("/usr/bin/python3", ["-c", """
@@ -169,6 +181,8 @@ final class ServerSideCopyEndToEndTests: XCTestCase {
         XCTAssertEqual(try server.contents("part.bin"), Data("head".utf8) + source[12345..<(12345 + 100000)], "the partial copy", file: file, line: line)
         XCTAssertEqual(try server.contents("src.bin"), source, "the source is untouched", file: file, line: line)
         XCTAssertEqual(try server.contents("through.bin"), source, file: file, line: line)
+        XCTAssertEqual(try server.contents("catted.bin"), source + hostname, "cat src.bin /etc/hostname", file: file, line: line)
+        XCTAssertEqual(try server.contents("catted2.bin"), source + small, "cat src.bin small.txt", file: file, line: line)
         let lost = (try? FileManager.default.contentsOfDirectory(atPath: m.cacheDir.appendingPathComponent("lost+found").path)) ?? []
         XCTAssertEqual(lost, [], "lost+found", file: file, line: line)
     }

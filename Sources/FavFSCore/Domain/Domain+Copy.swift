@@ -22,8 +22,9 @@ extension Domain {
     /// has bytes the remote does not), into a file created here and still empty (its journal
     /// says new, no upload begun), at 0. The destination's pending (empty) upload is dropped
     /// with the copy's commit, so its close uploads nothing; its placeholder becomes the
-    /// remote's copy, whose content is fetched on demand like any placeholder's. After the copy
-    /// the destination handle no longer writes (`.denied`): the copy's bytes are not here.
+    /// remote's copy, whose content is fetched on demand like any placeholder's. More written
+    /// through the destination handle after the copy first needs the copy's content here
+    /// (`needsContentBeforeWriting`, `prepareForWriting`).
     public func copyRange(from sourceHandle: UInt64, offset offsetIn: Int64, to destinationHandle: UInt64,
                           offset offsetOut: Int64, length: Int64) async throws -> CopyOutcome {
         let src = try openFile(handle: sourceHandle)
@@ -38,6 +39,13 @@ extension Domain {
         // so the kernel asks again for what follows.
         if let from = dst.copiedFrom, from == sourceId, offsetIn == offsetOut, offsetIn < dst.item.size {
             return .copied(min(dst.item.size - offsetIn, length, Self.maxCopyReply))
+        }
+        // Anything else into a file made by a copy (`cat a b > c`: b goes after a): the copy's
+        // content comes here first, so the kernel's writes of this range have a whole file to
+        // land in and be uploaded with.
+        if dst.copiedFrom != nil {
+            try await prepareForWriting(handle: destinationHandle)
+            return .fallBack("more into a file made by a server-side copy")
         }
         guard offsetIn == 0, offsetOut == 0 else { return .fallBack("a partial range (from \(offsetIn) to \(offsetOut))") }
         guard dst.writable else { return .fallBack("the destination is not open for writing") }
@@ -117,8 +125,8 @@ extension Domain {
             log.warning("\(destinationId) changed during its server-side copy; the local content will be uploaded over it")
             return .fallBack("the destination changed during the copy")
         }
-        // The handle now reads the copy (on demand) and no longer writes: a write would need
-        // the whole content here first.
+        // The handle now reads the copy (on demand); a write through it first fetches the whole
+        // content (`prepareForWriting`), as an open for writing does.
         do {
             let entry = try content.retain(item: copy, version: version, asHandle: true)
             let swapped = lock.withLock { () -> Bool in
@@ -133,5 +141,26 @@ extension Domain {
         for waiter in committed.waiters { waiter.resume() }
         log.info("copied \(sourceId) to \(destinationId) at \(provider.remoteDescription) (\(copy.size) bytes, version \(copy.version ?? "-")), no bytes through this machine")
         return .copied(min(copy.size, length, Self.maxCopyReply))
+    }
+
+    /// True when `handle` is a file made by a server-side copy, whose content must come here
+    /// (`prepareForWriting`) before a write through it. No network.
+    public func needsContentBeforeWriting(handle: UInt64) -> Bool {
+        lock.withLock { handles[handle]?.copiedFrom != nil }
+    }
+
+    /// Makes a handle of a file made by a server-side copy writable again: its whole content is
+    /// fetched (as an open for writing does), then writes through it change the copy like any
+    /// file's (dirty, uploaded over the copy's version at close). Nothing for another handle.
+    public func prepareForWriting(handle: UInt64) async throws {
+        let f = try openFile(handle: handle)
+        guard f.copiedFrom != nil else { return }
+        let size = f.entry.withLock { f.entry.size }
+        if size > 0 { try await content.provide(f.entry, item: f.item, range: 0..<size, prefetch: nil, provider: provider) }
+        lock.withLock {
+            guard handles[handle] === f else { return }
+            handles[handle] = OpenFile(item: f.item, entry: f.entry, writable: true)
+        }
+        log.debug("\(f.item.identifier): the server-side copy is here now, for writing through its handle")
     }
 }

@@ -183,7 +183,11 @@ extension Domain {
         _ = try writer(id)
         if let handle {
             let f = try openFile(handle: handle)
-            // A handle whose file was copied at the remote (`copyRange`) has not its bytes.
+            // A handle whose file was copied at the remote (`copyRange`) has not its bytes yet.
+            if f.copiedFrom != nil {
+                try await prepareForWriting(handle: handle)
+                return try await setSize(id, size, handle: handle)
+            }
             guard f.writable else { throw error(.denied, id, "not open for writing") }
             if f.entry.withLock({ f.entry.deleted }) {
                 try content.setSize(f.entry, size)
@@ -304,6 +308,7 @@ extension Domain {
         try? store.deleteJournal(id)
         content.remove(id)
         forgetSubtree(id)
+        dropPins(id)
         folderChanged(parent)
         for waiter in state?.waiters ?? [] { waiter.resume() }
     }
@@ -321,6 +326,7 @@ extension Domain {
         do { try await w.delete(item) }
         catch let e as ProviderError where e.kind == .notFound { }
         forgetSubtree(id)
+        dropPins(id)
         folderChanged(parent)
     }
 
@@ -360,6 +366,7 @@ extension Domain {
         if let existing, existing.kind == .file { content.remove(destination) }
         do { try store.move(source, to: destination) } catch { throw self.error(.localIO, source, "cannot record the rename: \(error)") }
         content.move(source, to: destination)
+        movePins(source, to: destination)
         lock.withLock {
             noteChange(source)
             dropLoaded(below: source)
