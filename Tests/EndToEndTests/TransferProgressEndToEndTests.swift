@@ -3,8 +3,8 @@ import TestSupport
 import XCTest
 
 /// `favfs status --json` and `--watch` show uploads and downloads while they run: a WebDAV
-/// server behind a proxy that trickles both ways at 1 MiB/s, so a 24 MiB upload and a 48 MiB
-/// download take seconds, and their bytes are seen growing, never past the total, under the
+/// server behind a proxy that trickles both ways at 512 KiB/s per connection, so a 12 MiB upload
+/// and a 48 MiB download (read-ahead fetches it over several connections) take seconds, and their bytes are seen growing, never past the total, under the
 /// right paths.
 final class TransferProgressEndToEndTests: XCTestCase {
     struct Sample { let path: String; let direction: String; let done: Int64; let total: Int64; let rate: Int64 }
@@ -13,13 +13,13 @@ final class TransferProgressEndToEndTests: XCTestCase {
         try E2EGate.require(apache: true)
         guard let python = FavartServer.python else { throw XCTSkip("python3 is needed for the trickling proxy") }
         let apache = try ApacheServer()
-        let downloadSize = 48 << 20, uploadSize = 24 << 20
+        let downloadSize = 48 << 20, uploadSize = 12 << 20
         try Data(repeating: 5, count: downloadSize).write(to: apache.documentRoot.appendingPathComponent("down.bin"))
         try apache.start()
         defer { apache.remove() }
         let port = try FreePort.next()
         let script = URL(fileURLWithPath: FavartServer.script).deletingLastPathComponent().appendingPathComponent("trickle_proxy.py").path
-        let proxy = try BackgroundProcess(python, [script, "\(port)", "\(apache.port)", "\(1 << 20)", "uploads"],
+        let proxy = try BackgroundProcess(python, [script, "\(port)", "\(apache.port)", "\(512 << 10)", "uploads"],
                                           logFile: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-trickle-\(port).log"))
         defer { proxy.stop() }
         guard FreePort.waitUntilListening(port: port, timeout: 10) else { throw ShellError("the proxy did not start: \(proxy.log())") }
