@@ -75,12 +75,7 @@ extension Domain {
         do {
             copy = try await copier.copyItem(source, to: destinationId)
         } catch {
-            let waiting = lock.withLock { () -> Bool in
-                guard dirty[destinationId] != nil else { return false }
-                dirty[destinationId]!.uploading = false
-                return !dirty[destinationId]!.waiters.isEmpty
-            }
-            if waiting { scheduleUpload(destinationId) }
+            releaseClaim(destinationId, handle: destinationHandle)
             if error is CancellationError { throw error }
             // The kernel copies through reads and writes instead; if the remote made the copy
             // after all (an answer lost), the upload of that finds the same content there.
@@ -116,12 +111,7 @@ extension Domain {
             // Changed here while the remote copied (the kernel serialises writes with the copy, so
             // this is not expected): the local file stays pending and its upload meets the copy
             // (same content: recorded; else a conflict copy). Nothing is lost either way.
-            let waiting = lock.withLock { () -> Bool in
-                guard dirty[destinationId] != nil else { return false }
-                dirty[destinationId]!.uploading = false
-                return true
-            }
-            if waiting { scheduleUpload(destinationId) }
+            releaseClaim(destinationId, handle: destinationHandle)
             log.warning("\(destinationId) changed during its server-side copy; the local content will be uploaded over it")
             return .fallBack("the destination changed during the copy")
         }
@@ -141,6 +131,18 @@ extension Domain {
         for waiter in committed.waiters { waiter.resume() }
         log.info("copied \(sourceId) to \(destinationId) at \(provider.remoteDescription) (\(copy.size) bytes, version \(copy.version ?? "-")), no bytes through this machine")
         return .copied(min(copy.size, length, Self.maxCopyReply))
+    }
+
+    /// Ends the claim `copyRange` put on a new file without a copy: its upload starts at its
+    /// close as for any new file — now only if it was closed meanwhile (while its handle is
+    /// open, the kernel may still be writing the copy into it).
+    private func releaseClaim(_ id: ItemIdentifier, handle: UInt64) {
+        let closed = lock.withLock { () -> Bool in
+            guard dirty[id] != nil else { return false }
+            dirty[id]!.uploading = false
+            return handles[handle] == nil
+        }
+        if closed { scheduleUpload(id) }
     }
 
     /// True when `handle` is a file made by a server-side copy, whose content must come here
