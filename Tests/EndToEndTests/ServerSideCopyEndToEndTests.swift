@@ -42,6 +42,35 @@ final class ServerSideCopyEndToEndTests: XCTestCase {
             copiedTo: { _, count in lines().filter { $0.hasPrefix("COPY /files/src.bin 201") }.count == count }))
     }
 
+    /// A file another client created at the server under the destination's name (after this
+    /// mount listed the folder) is never replaced: COPY goes with `Overwrite: F`, the server
+    /// answers 412, the kernel copies through this machine, and the upload of that meets the
+    /// other file too (`If-None-Match: *`): ours is saved beside it as a conflict copy.
+    func testWebDAVCopyNeverReplacesAFileTheServerGotMeanwhile() throws {
+        try E2EGate.require(apache: true)
+        let apache = try ApacheServer()
+        let source = Self.randomData(1 << 20)
+        try source.write(to: apache.documentRoot.appendingPathComponent("src.bin"))
+        try apache.start()
+        defer { apache.remove() }
+        let m = try MountedFavFS(remote: apache.davURL)
+        defer { m.tearDown() }
+        try m.mountOrThrow(extraArgs: ["--poll-interval", "0"])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m.path), ["src.bin"])
+        let theirs = Data("another client's file\n".utf8)
+        try theirs.write(to: apache.documentRoot.appendingPathComponent("taken.bin"))
+        try apache.fixOwnership()
+        let cp = try TimedProcess.sh("cp \(shq(m.path))/src.bin \(shq(m.path))/taken.bin", timeout: 120)
+        XCTAssertTrue(cp.succeeded, "\(cp)")
+        XCTAssertTrue(apache.accessLogLines().contains { $0.hasPrefix("COPY /files/src.bin 412") }, "\(apache.accessLogLines())")
+        XCTAssertTrue(try m.unmount(timeout: 120).succeeded)
+        XCTAssertEqual(try Data(contentsOf: apache.documentRoot.appendingPathComponent("taken.bin")), theirs, "the other client's file")
+        let names = try FileManager.default.contentsOfDirectory(atPath: apache.documentRoot.path)
+        let conflict = names.filter { $0.hasPrefix("taken (conflict ") && $0.hasSuffix(").bin") }
+        XCTAssertEqual(conflict.count, 1, "\(names)")
+        XCTAssertEqual(conflict.first.flatMap { try? Data(contentsOf: apache.documentRoot.appendingPathComponent($0)) }, source)
+    }
+
     func testS3CopyIsCopyObject() throws {
         try E2EGate.require(apache: false)
         let moto = try ServerRequirement.moto(bucket: "favfs-copy")
