@@ -23,7 +23,7 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Redraw every --interval seconds: each upload and download (bytes, rate, ETA) and pending uploads; Ctrl-C ends it, and so does the mount going away.")
     var watch = false
 
-    @Option(help: "Seconds between redraws with --watch.")
+    @Option(help: ArgumentHelp("Seconds between redraws with --watch.", valueName: "seconds"))
     var interval: Double = 1
 
     func run() throws {
