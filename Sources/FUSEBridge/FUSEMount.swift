@@ -22,6 +22,9 @@ public final class FUSEMount: @unchecked Sendable {
         /// Lets other users (and root) into the mount; the kernel still checks the modes
         /// (`default_permissions`). A plain user needs `user_allow_other` in /etc/fuse.conf.
         public var allowOther = false
+        /// Answer extended attributes (`user.favfs.*`). Without them the kernel stops asking
+        /// after the first ENOSYS (no `security.capability` round trip per write).
+        public var extendedAttributes = true
         /// Permission bits taken away from what `stat` reports (files 0666, folders 0777 before
         /// it); nil: the remote's modes, or 0644/0755 where it has none.
         public var umask: mode_t?
@@ -43,7 +46,7 @@ public final class FUSEMount: @unchecked Sendable {
 
     public init(domain: Domain, options: Options) {
         bridge = Bridge(domain: domain, options: options)
-        ops = makeOperations()
+        ops = makeOperations(extendedAttributes: options.extendedAttributes)
     }
 
     /// Creates the session and mounts it. The mount answers once `run()` is looping.

@@ -23,7 +23,7 @@ private func tooLong(_ req: fuse_req_t?, _ names: UnsafePointer<CChar>?...) -> B
 /// Builds the low-level operations table. Nonisolated and outside main.swift: top-level code
 /// is MainActor-bound and would deadlock the loop. On a read-only mount the kernel answers
 /// writes with EROFS itself (mount option ro) and the Domain refuses the rest.
-func makeOperations() -> fuse_lowlevel_ops {
+func makeOperations(extendedAttributes: Bool = true) -> fuse_lowlevel_ops {
     var ops = fuse_lowlevel_ops()
     ops.`init` = { userdata, conn in
         let b = Unmanaged<Bridge>.fromOpaque(userdata!).takeUnretainedValue()
@@ -56,8 +56,9 @@ func makeOperations() -> fuse_lowlevel_ops {
     ops.fsync = { req, _, _, _ in fuse_reply_err(req, 0) }
     ops.release = { req, _, fi in bridge(req).release(Request(raw: req!), fi!.pointee.fh) }
     ops.statfs = { req, _ in bridge(req).statfs(Request(raw: req!)) }
-    // No xattr handlers: libfuse answers ENOSYS once and the kernel stops asking, which saves
-    // `ls -l` two round trips per file (ACL and SELinux probes). Status is `favfs status`.
+    // Extended attributes: favfs's state (user.favfs.*); anything else ENODATA at once. Left
+    // out (--no-xattrs), libfuse answers ENOSYS once and the kernel stops asking.
+    if extendedAttributes { addExtendedAttributes(&ops) }
 
     ops.create = { req, parent, n, _, fi in if tooLong(req, n) { return }; bridge(req).create(Request(raw: req!), UInt64(parent), name(n), fi!.pointee) }
     ops.write = { req, _, buf, size, off, fi in
@@ -83,4 +84,14 @@ func makeOperations() -> fuse_lowlevel_ops {
         bridge(req).copyFileRange(Request(raw: req!), Int64(offIn), fiIn!.pointee.fh, Int64(offOut), fiOut!.pointee.fh, len, flags)
     }
     return ops
+}
+
+private func addExtendedAttributes(_ ops: inout fuse_lowlevel_ops) {
+    ops.getxattr = { req, ino, n, size in bridge(req).getxattr(Request(raw: req!), UInt64(ino), name(n), size) }
+    ops.listxattr = { req, ino, size in bridge(req).listxattr(Request(raw: req!), UInt64(ino), size) }
+    ops.setxattr = { req, ino, n, value, size, flags in
+        let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+        bridge(req).setxattr(Request(raw: req!), UInt64(ino), name(n), bytes, flags)
+    }
+    ops.removexattr = { req, ino, n in bridge(req).removexattr(Request(raw: req!), UInt64(ino), name(n)) }
 }

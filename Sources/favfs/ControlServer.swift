@@ -43,6 +43,10 @@ final class ControlServer: @unchecked Sendable {
                 let id = ItemIdentifier(String(line.dropFirst("status ".count)))
                 s.send(domain.state(of: id) ?? "unknown (not seen by this mount)")
                 s.send("end")
+            } else if line.hasPrefix("pin /") || line.hasPrefix("unpin /") {
+                let pin = line.hasPrefix("pin /")
+                s.send(setPinned(ItemIdentifier(String(line.drop { $0 != "/" })), pin))
+                s.send("end")
             } else if line.hasPrefix("thumbnail /") {
                 s.send(thumbnail(ItemIdentifier(String(line.dropFirst("thumbnail ".count)))))
                 s.send("end")
@@ -52,6 +56,20 @@ final class ControlServer: @unchecked Sendable {
                 s.send("error: unknown command")
             }
         }
+    }
+
+    /// `pin PATH` / `unpin PATH`: "ok" or "error: …". Blocks this (control) thread while the
+    /// item is looked up.
+    private func setPinned(_ id: ItemIdentifier, _ pinned: Bool) -> String {
+        let done = DispatchSemaphore(value: 0)
+        let answer = AnswerBox()
+        let domain = self.domain
+        Task {
+            do { try await domain.setPinned(id, pinned); answer.line = "ok" } catch { answer.line = "error: \(error)" }
+            done.signal()
+        }
+        done.wait()
+        return answer.line
     }
 
     /// Blocks this (control) thread while the preview is found or fetched.
@@ -98,6 +116,7 @@ final class ControlServer: @unchecked Sendable {
         if !kept.isEmpty { lines.append("lost+found: \(kept.count) files not on the server (refused uploads, content the database lost), kept in \(lost.path)") }
         if let e = s.lastNetworkError { lines.append("last network error: \(e)") }
         for t in transfers() { lines.append("transfer: \(t.line)") }
+        lines += MountStatusReport.Pins(domain.pinStatus(), mountpoint: mountpoint).lines
         return lines
     }
 
@@ -121,7 +140,8 @@ final class ControlServer: @unchecked Sendable {
                          directory: domain.content.directory.deletingLastPathComponent().path),
             uploads: .init(pending: s.pendingUploads, pendingBytes: s.pendingBytes, failed: s.failedUploads.map { "\($0)" }),
             lostAndFound: .init(files: kept.count, directory: lost.path),
-            lastNetworkError: s.lastNetworkError, transfers: transfers())
+            lastNetworkError: s.lastNetworkError, transfers: transfers(),
+            pins: MountStatusReport.Pins(domain.pinStatus(), mountpoint: mountpoint))
     }
 
     final class ResultBox: @unchecked Sendable { var failures: [ProviderError] = [] }

@@ -57,6 +57,9 @@ struct MountCommand: AsyncParsableCommand {
     @Flag(help: "Let other users (and root) into the mount, e.g. for a Samba export or a container; the kernel still checks the modes. A plain user needs 'user_allow_other' in /etc/fuse.conf.")
     var allowOther = false
 
+    @Flag(help: "No extended attributes (user.favfs.state, user.favfs.pin): the kernel then stops asking for them, which saves a round trip per write(2) and two per file in 'ls -l'.")
+    var noXattrs = false
+
     @Option(help: "The owner every file and folder reports (default: the user who mounts).")
     var uid: UInt32?
 
@@ -138,6 +141,7 @@ struct MountCommand: AsyncParsableCommand {
         for o in options { args += ["--option", o] }
         if readOnly { args.append("--read-only") }
         if allowOther { args.append("--allow-other") }
+        if noXattrs { args.append("--no-xattrs") }
         if let uid { args += ["--uid", String(uid)] }
         if let gid { args += ["--gid", String(gid)] }
         if let umask { args += ["--umask", umask] }

@@ -99,6 +99,7 @@ struct MountRunner {
             case .online:
                 log.info("connected to \(remote)")
                 domain.listRootAhead()
+                domain.providePinnedContent()   // pinned content changed or missing since the last mount
             case .offline(let e):
                 log.warning("offline: \(e)")
                 offline = "\(e)"
@@ -116,6 +117,7 @@ struct MountRunner {
         fuseOptions.requestTimeout = command.timeout
         fuseOptions.debug = command.debugFuse
         fuseOptions.allowOther = command.allowOther
+        fuseOptions.extendedAttributes = !command.noXattrs
         if let uid = command.uid { fuseOptions.uid = uid }
         if let gid = command.gid { fuseOptions.gid = gid }
         fuseOptions.umask = command.umask.flatMap(MountCommand.octal)
@@ -141,11 +143,11 @@ struct MountRunner {
         let systemd = SystemdNotify()
         systemd.ready(status: "mounted \(remote) on \(mountpoint)")
         let reporter = systemd.isActive ? Task { await Self.reportUploads(domain, to: systemd, mountpoint: mountpoint) } : nil
-
         let poller = domain.startPolling()
+
         let rc = await finished.value
-        reporter?.cancel()
         poller?.cancel()
+        reporter?.cancel()
         let pendingAtEnd = domain.pendingUploads().items
         systemd.stopping(status: pendingAtEnd > 0 ? "unmounted; finishing \(pendingAtEnd) upload(s)" : "unmounted")
         // Unmounted without 'favfs unmount' (fusermount3 -u, shutdown): finish what can be

@@ -1,4 +1,5 @@
 import Foundation
+import FavFSCore
 
 /// `favfs status --json`: one mount, as its control server reports it. The field names (in
 /// snake_case) are a stable interface for scripts; they are listed in the README.
@@ -32,6 +33,8 @@ struct MountStatusReport: Codable, Sendable {
     var lastNetworkError: String?
     /// Uploads and downloads running now, oldest first.
     var transfers: [Transfer]?
+    /// What is pinned and how much of it is here.
+    var pins: Pins?
 
     /// What `status --json` prints for a mount whose process is gone.
     static func notAnswering(_ mountpoint: String) -> MountStatusReport {
@@ -79,6 +82,43 @@ extension MountStatusReport {
             let percent = bytesTotal > 0 ? " (\(bytesDone * 100 / bytesTotal)%)" : ""
             let eta = etaSeconds.map { ", \($0) s left" } ?? ""
             return "\(direction)  \(path)  \(ByteSize.format(bytesDone)) of \(ByteSize.format(bytesTotal))\(percent), \(ByteSize.format(rateBytesPerSecond))/s\(eta)"
+        }
+    }
+}
+
+extension MountStatusReport {
+    /// Pinned items (`favfs pin`): their content on this machine, outside the cache limit, and
+    /// the background downloads that keep it here.
+    struct Pins: Codable, Sendable {
+        /// The pinned items' paths on this machine, as pinned (a folder covers what is below it).
+        var paths: [String]
+        var files: Int
+        var bytes: Int64
+        /// Downloads since they last started: done and queued, and how many failed.
+        var downloadFilesDone: Int
+        var downloadFilesTotal: Int
+        var downloadBytesDone: Int64
+        var downloadBytesTotal: Int64
+        var downloadFailures: Int
+        var lastError: String?
+
+        init(_ s: Domain.PinStatus, mountpoint: String) {
+            paths = s.pinned.map { (mountpoint == "/" ? "" : mountpoint) + ($0.isRoot ? (mountpoint == "/" ? "/" : "") : $0.rawValue) }
+            files = s.files; bytes = s.bytes
+            downloadFilesDone = s.downloadFilesDone; downloadFilesTotal = s.downloadFilesQueued
+            downloadBytesDone = s.downloadBytesDone; downloadBytesTotal = s.downloadBytesQueued
+            downloadFailures = s.downloadFailures; lastError = s.lastError
+        }
+
+        /// The lines of `favfs status` (none when nothing is pinned).
+        var lines: [String] {
+            guard !paths.isEmpty else { return [] }
+            var out = ["pinned: \(paths.joined(separator: ", ")) — \(files) files, \(ByteSize.format(bytes)) here (not counted in the cache size)"]
+            if downloadFilesDone + downloadFailures < downloadFilesTotal {
+                out.append("pinned downloads: \(downloadFilesDone) of \(downloadFilesTotal) files, \(ByteSize.format(downloadBytesDone)) of \(ByteSize.format(downloadBytesTotal))")
+            }
+            if downloadFailures > 0, let lastError { out.append("pinned downloads failed: \(downloadFailures) (last: \(lastError))") }
+            return out
         }
     }
 }

@@ -22,6 +22,8 @@ public final class ContentCache: @unchecked Sendable {
     var entries: [ItemIdentifier: ContentEntry] = [:]
     private var nextFile: Int64
     private var evictionPending = false
+    /// Whether an item is pinned (the domain's pins; a folder's pin covers what is below it).
+    private var pinnedCheck: (@Sendable (ItemIdentifier) -> Bool)?
 
     public init(directory: URL, store: PlaceholderStore, limit: Int64,
                 chunkSize: Int64 = 128 << 10, maxRequestSize: Int64 = 2 << 20) throws {
@@ -297,13 +299,24 @@ public final class ContentCache: @unchecked Sendable {
         }
     }
 
-    /// Evicts least recently used content until the cache is within `limit`.
+    /// Sets how pinned items are told apart (once, by the domain).
+    func setPinnedCheck(_ check: @escaping @Sendable (ItemIdentifier) -> Bool) { lock.withLock { pinnedCheck = check } }
+
+    /// Pinned content: never evicted, and not counted against `limit`.
+    func isPinned(_ r: PlaceholderStore.ContentRecord) -> Bool {
+        r.pinned || (lock.withLock { pinnedCheck }?(r.id) ?? false)
+    }
+
+    /// Evicts least recently used content until the cache is within `limit` (pinned content
+    /// does not count).
     public func evictIfNeeded() {
         guard let total = try? store.contentBytes(), total > limit else { return }
-        var excess = total - limit
+        let records = (try? store.contentByLastUse()) ?? []
+        let pinned = records.filter(isPinned)
+        var excess = total - pinned.reduce(0) { $0 + $1.ranges.count } - limit
         let dirty = dirtyItems()
-        for r in (try? store.contentByLastUse()) ?? [] where excess > 0 {
-            if r.pinned || r.ranges.isEmpty || dirty.contains(r.id) { continue }
+        for r in records where excess > 0 {
+            if isPinned(r) || r.ranges.isEmpty || dirty.contains(r.id) { continue }
             if evict(r) { excess -= r.ranges.count }
         }
     }
@@ -314,7 +327,7 @@ public final class ContentCache: @unchecked Sendable {
         var freed: Int64 = 0
         let dirty = dirtyItems()
         for r in (try? store.contentByLastUse()) ?? [] where freed < 2 * max(needed, chunkSize) {
-            if r.pinned || r.ranges.isEmpty || dirty.contains(r.id) || r.id == except { continue }
+            if isPinned(r) || r.ranges.isEmpty || dirty.contains(r.id) || r.id == except { continue }
             if evict(r) { freed += r.ranges.count }
         }
         return freed
@@ -339,7 +352,7 @@ public final class ContentCache: @unchecked Sendable {
     public func evictAll() -> (files: Int, bytes: Int64) {
         var files = 0, bytes: Int64 = 0
         let dirty = dirtyItems()
-        for r in (try? store.contentByLastUse()) ?? [] where !r.pinned && !dirty.contains(r.id) {
+        for r in (try? store.contentByLastUse()) ?? [] where !isPinned(r) && !dirty.contains(r.id) {
             if evict(r) { files += 1; bytes += r.ranges.count }
         }
         files += rescueUnknownFiles()

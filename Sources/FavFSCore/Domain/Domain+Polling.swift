@@ -39,7 +39,7 @@ extension Domain {
                 if let p = f.item.identifier.parent, seen.insert(p).inserted { set.append(p) }
             }
             return set
-        }
+        } + pinnedWorkingSet()
     }
 
     /// One round: each folder of the working set that was not listed within the last interval

@@ -31,9 +31,10 @@ extension Domain {
             case .modified(let id):
                 if let item = state[id.name], item.kind == .file {
                     content.dropOutdated(id, version: Self.contentVersion(item))
+                    providePinned(item)   // pinned content stays up to date
                 }
-            case .added:
-                break
+            case .added(let id):
+                if let item = state[id.name] { providePinned(item) }   // a pin covers what appears later
             }
         }
         log.info("changes at the remote in \(state.folder): \(changes.map { "\($0)" }.joined(separator: ", "))")

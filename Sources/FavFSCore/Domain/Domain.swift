@@ -48,6 +48,9 @@ public final class Domain: @unchecked Sendable {
     var folderStamps: [ItemIdentifier: String] = [:]
     /// Watched folders (`FolderWatchingProvider`) with a listing scheduled after a change.
     var watchPending: Set<ItemIdentifier> = []
+    /// What the user pinned (also in the store), and the downloads that keep it here.
+    let pins: PinSet
+    let pinnedDownloads = PinnedDownloads()
     /// Told of every change a listing finds at the remote (the bridge tells the kernel).
     public let remoteChanges = RemoteChangeFeed()
 
@@ -58,6 +61,9 @@ public final class Domain: @unchecked Sendable {
         self.options = options
         maxFileSize = (provider as? any WritableProvider)?.maxFileSize
         rootItem = (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder)
+        let pins = PinSet((try? store.pins()) ?? [])
+        self.pins = pins
+        content.setPinnedCheck { pins.covers($0) }
     }
 
     static var now: Double { Date().timeIntervalSince1970 }
@@ -398,6 +404,11 @@ public final class Domain: @unchecked Sendable {
     /// here), partial N%, materialized, or dirty (changed here, upload pending or failed).
     public func state(of id: ItemIdentifier) -> String? {
         guard let item = cachedItem(id) else { return nil }
+        if isPinned(id), let plain = unpinnedState(of: id, item) { return plain + ", pinned" }
+        return unpinnedState(of: id, item)
+    }
+
+    private func unpinnedState(of id: ItemIdentifier, _ item: Item) -> String? {
         if let d = lock.withLock({ dirty[id] }) {
             if let f = d.failure { return "dirty: upload failed (\(f)); kept in the cache" }
             return d.uploading ? "dirty: uploading" : "dirty: upload pending (on close)"

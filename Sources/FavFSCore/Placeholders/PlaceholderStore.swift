@@ -82,6 +82,10 @@ public final class PlaceholderStore: Sendable {
             // 2020 time to about 240 ns, and utimensat's nanoseconds must read back as set.
             try db.execute(sql: "ALTER TABLE item ADD COLUMN modifiedNanos INTEGER")
         }
+        m.registerMigration("v4-pins") { db in
+            // Items pinned by the user (a folder's pin covers everything below it).
+            try db.execute(sql: "CREATE TABLE pin (id TEXT PRIMARY KEY NOT NULL, since REAL NOT NULL)")
+        }
         return m
     }
 
