@@ -33,7 +33,9 @@ final class OpenFile: @unchecked Sendable {
         let slack: Int64 = 256 << 10
         let sequential = r.lowerBound >= lastEnd - slack && r.lowerBound <= lastEnd + slack
         if sequential {
-            window = min(max(window * 2, minWindow), maxWindow)
+            // Quadrupling: a sniffer's one read costs `minWindow`, a reader that goes on
+            // reaches the full window after five reads.
+            window = min(max(window * 4, minWindow), maxWindow)
         } else {
             window = 0
             prefetchedTo = 0
