@@ -244,19 +244,35 @@ final class Bridge: @unchecked Sendable {
             let q = await domain.quota()
             var s = Glibc.statvfs()
             let bs: UInt = 4096
+            if let avail = q?.availableBytes {
+                // What the remote says (WebDAV RFC 4331 quota, SFTP statvfs@openssh.com).
+                let used = q?.usedBytes ?? 0
+                s.f_blocks = fsblkcnt_t((q?.totalBytes ?? avail + used) / Int64(bs))
+                s.f_bfree = fsblkcnt_t((q?.freeBytes ?? avail) / Int64(bs))
+                s.f_bavail = fsblkcnt_t(avail / Int64(bs))
+            } else {
+                // The remote does not say: the cache disk's numbers, which is where written
+                // files wait for their upload (see README, "df").
+                if let disk = cacheDisk(domain.content.directory.path) {
+                    let unit = UInt64(disk.f_frsize)
+                    s.f_blocks = fsblkcnt_t(UInt64(disk.f_blocks) * unit / UInt64(bs))
+                    s.f_bfree = fsblkcnt_t(UInt64(disk.f_bfree) * unit / UInt64(bs))
+                    s.f_bavail = fsblkcnt_t(UInt64(disk.f_bavail) * unit / UInt64(bs))
+                }
+            }
             s.f_bsize = bs
             s.f_frsize = bs
             s.f_namemax = 255
-            // Unknown quota: report a large free space so copies are not refused (see README).
-            let avail = q?.availableBytes ?? (1 << 50)
-            let used = q?.usedBytes ?? 0
-            s.f_blocks = fsblkcnt_t((avail + used) / Int64(bs))
-            s.f_bfree = fsblkcnt_t(avail / Int64(bs))
-            s.f_bavail = s.f_bfree
             s.f_files = 1 << 30
             s.f_ffree = 1 << 30
             s.f_favail = 1 << 30
             req.reply { fuse_reply_statfs($0, &s) }
         }
     }
+}
+
+/// The numbers of the file system holding `path` (the cache disk), or nil.
+private func cacheDisk(_ path: String) -> statvfs? {
+    var disk = statvfs()
+    return statvfs(path, &disk) == 0 ? disk : nil
 }

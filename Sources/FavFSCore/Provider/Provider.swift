@@ -44,9 +44,15 @@ public struct EnumerationPage: Sendable {
 public struct Quota: Sendable, Equatable {
     public var usedBytes: Int64?
     public var availableBytes: Int64?
-    public init(usedBytes: Int64?, availableBytes: Int64?) {
+    /// The whole file system and its free space, where the remote says (statvfs: blocks
+    /// reserved for root are free but not available); nil: used + available.
+    public var totalBytes: Int64?
+    public var freeBytes: Int64?
+    public init(usedBytes: Int64?, availableBytes: Int64?, totalBytes: Int64? = nil, freeBytes: Int64? = nil) {
         self.usedBytes = usedBytes
         self.availableBytes = availableBytes
+        self.totalBytes = totalBytes
+        self.freeBytes = freeBytes
     }
 }
 

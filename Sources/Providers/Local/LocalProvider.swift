@@ -108,6 +108,7 @@ public final class LocalProvider: Provider {
         var s = statvfs()
         guard statvfs(root, &s) == 0 else { return nil }
         let bs = Int64(s.f_frsize)
-        return Quota(usedBytes: (Int64(s.f_blocks) - Int64(s.f_bfree)) * bs, availableBytes: Int64(s.f_bavail) * bs)
+        return Quota(usedBytes: (Int64(s.f_blocks) - Int64(s.f_bfree)) * bs, availableBytes: Int64(s.f_bavail) * bs,
+                     totalBytes: Int64(s.f_blocks) * bs, freeBytes: Int64(s.f_bfree) * bs)
     }
 }

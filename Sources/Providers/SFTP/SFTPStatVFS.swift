@@ -15,6 +15,7 @@ enum SFTPStatVFS {
         }
         guard let frsize = fields["f_frsize"] ?? fields["f_bsize"], let blocks = fields["f_blocks"],
               let free = fields["f_bfree"], let avail = fields["f_bavail"], frsize > 0 else { return nil }
-        return Quota(usedBytes: Int64(clamping: (blocks &- min(free, blocks)) &* frsize), availableBytes: Int64(clamping: avail &* frsize))
+        return Quota(usedBytes: Int64(clamping: (blocks &- min(free, blocks)) &* frsize), availableBytes: Int64(clamping: avail &* frsize),
+                     totalBytes: Int64(clamping: blocks &* frsize), freeBytes: Int64(clamping: free &* frsize))
     }
 }

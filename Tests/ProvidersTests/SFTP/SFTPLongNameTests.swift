@@ -102,9 +102,9 @@ final class SFTPLongNameTests: XCTestCase {
 
     func testStatVFSHeaders() {
         let one = ["statvfs": "f_bsize: 4096\nf_frsize: 4096\nf_blocks: 100\nf_bfree: 40\nf_bavail: 30\nf_files: 9"]
-        XCTAssertEqual(SFTPStatVFS.quota(fromHeaders: one), Quota(usedBytes: 60 * 4096, availableBytes: 30 * 4096))
+        XCTAssertEqual(SFTPStatVFS.quota(fromHeaders: one), Quota(usedBytes: 60 * 4096, availableBytes: 30 * 4096, totalBytes: 100 * 4096, freeBytes: 40 * 4096))
         let split = ["f_frsize": "512", "f_blocks": "10", "f_bfree": "5", "f_bavail": "4"]
-        XCTAssertEqual(SFTPStatVFS.quota(fromHeaders: split), Quota(usedBytes: 5 * 512, availableBytes: 4 * 512))
+        XCTAssertEqual(SFTPStatVFS.quota(fromHeaders: split), Quota(usedBytes: 5 * 512, availableBytes: 4 * 512, totalBytes: 10 * 512, freeBytes: 5 * 512))
         XCTAssertNil(SFTPStatVFS.quota(fromHeaders: [:]))
     }
 }
