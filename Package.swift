@@ -22,6 +22,9 @@ let package = Package(
                        providers: [.apt(["libfuse3-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        // JPEG previews to PNG thumbnails (libjpeg-turbo, libpng).
+        .systemLibrary(name: "CImage", path: "Sources/CImage", pkgConfig: "libpng",
+                       providers: [.apt(["libjpeg62-turbo-dev", "libpng-dev"])]),
 
         // Transport: async libcurl, one multi handle on one thread.
         .target(name: "Curl", dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")],
@@ -44,7 +47,7 @@ let package = Package(
                 swiftSettings: strict),
 
         .executableTarget(name: "favfs", dependencies: [
-            "FUSEBridge", "FavFSCore", "Providers",
+            "FUSEBridge", "FavFSCore", "Providers", "CImage",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),

@@ -57,6 +57,9 @@ struct MountCommand: AsyncParsableCommand {
     @Flag(help: "Let other users (and root) into the mount, e.g. for a Samba export or a container; the kernel still checks the modes. A plain user needs 'user_allow_other' in /etc/fuse.conf.")
     var allowOther = false
 
+    @Flag(help: "Write no freedesktop thumbnails (~/.cache/thumbnails) from the remote's previews.")
+    var noThumbnails = false
+
     @Flag(help: "No extended attributes (user.favfs.state, user.favfs.pin): the kernel then stops asking for them, which saves a round trip per write(2) and two per file in 'ls -l'.")
     var noXattrs = false
 
@@ -142,6 +145,7 @@ struct MountCommand: AsyncParsableCommand {
         if readOnly { args.append("--read-only") }
         if allowOther { args.append("--allow-other") }
         if noXattrs { args.append("--no-xattrs") }
+        if noThumbnails { args.append("--no-thumbnails") }
         if let uid { args += ["--uid", String(uid)] }
         if let gid { args += ["--gid", String(gid)] }
         if let umask { args += ["--umask", umask] }

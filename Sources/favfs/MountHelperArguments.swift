@@ -11,7 +11,7 @@ enum MountHelperArguments {
         "atime", "noatime", "relatime", "strictatime", "nodiratime", "diratime", "lazytime",
         "default_permissions", "silent", "loud",
     ]
-    static let flags: [String: String] = ["ro": "--read-only", "allow_other": "--allow-other", "no_xattrs": "--no-xattrs", "foreground": "--foreground"]
+    static let flags: [String: String] = ["ro": "--read-only", "allow_other": "--allow-other", "no_xattrs": "--no-xattrs", "no_thumbnails": "--no-thumbnails", "foreground": "--foreground"]
     static let valued: Set<String> = [
         "cache_dir", "cache_size", "dir_cache_time", "poll_interval", "attr_timeout", "timeout", "log_level", "uid", "gid", "umask",
     ]

@@ -124,6 +124,11 @@ struct MountRunner {
         let fuse = FUSEMount(domain: domain, options: fuseOptions)
 
         let thumbnails = try? ThumbnailStore(cacheDirectory: URL(fileURLWithPath: cacheDir))
+        // File managers' thumbnails from the remote's previews (a remote that makes them).
+        let desktopThumbnails = command.noThumbnails ? nil : thumbnails.flatMap {
+            FreedesktopThumbnails(domain: domain, store: $0, mountpoint: mountpoint)
+        }
+        desktopThumbnails?.start()
         let control = ControlServer(domain: domain, remote: remote.description, name: configuration.name, mountpoint: mountpoint,
                                     thumbnails: thumbnails)
         try ControlChannel.listen(mountpoint: mountpoint) { control.serve($0) }

@@ -53,6 +53,8 @@ public final class Domain: @unchecked Sendable {
     let pinnedDownloads = PinnedDownloads()
     /// Told of every change a listing finds at the remote (the bridge tells the kernel).
     public let remoteChanges = RemoteChangeFeed()
+    /// Told of every folder listed for a program (freedesktop thumbnails).
+    public let foldersShown = FolderShownFeed()
 
     public init(provider: any Provider, store: PlaceholderStore, content: ContentCache, options: DomainOptions) {
         self.provider = provider
@@ -157,6 +159,7 @@ public final class Domain: @unchecked Sendable {
     public func children(of folder: ItemIdentifier) async throws -> [Item] {
         let state = try await folderState(folder)
         prefetchSubfolders(of: state)
+        foldersShown.publish(folder, state.items)
         return state.items
     }
 

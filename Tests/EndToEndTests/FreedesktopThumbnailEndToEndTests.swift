@@ -1,0 +1,81 @@
+import Foundation
+import XCTest
+import TestSupport
+
+/// Listing a folder of a Favart mount writes freedesktop thumbnails for its images from the
+/// server's previews, checked against the Thumbnail Managing Standard by an independent
+/// reader (Python: md5 of the URI as GLib escapes it, PNG signature and size, Thumb::URI,
+/// Thumb::MTime equal to the mtime stat reports); the originals are never requested.
+final class FreedesktopThumbnailEndToEndTests: XCTestCase {
+    func testListingAFolderWritesStandardThumbnailsWithoutDownloadingTheImages() throws {
+        try E2EGate.require(apache: false)
+        let server = try FavartServer.started()
+        defer { server.remove() }
+        guard let python = FavartServer.python else { throw ShellError("python3 missing") }
+        let album = server.root.appendingPathComponent("album")
+        try FileManager.default.createDirectory(at: album, withIntermediateDirectories: true)
+        for (name, size) in [("sunset.jpg", "640, 480"), ("été 1.jpg", "300, 900"), ("tiny.png", "64, 64")] {
+            let make = try Shell.run(python, ["-c", "import sys; from PIL import Image; Image.new('RGB', (\(size)), (40, 120, 200)).save(sys.argv[1])",
+                                              album.appendingPathComponent(name).path])
+            XCTAssertEqual(make.status, 0, make.error)
+        }
+        let m = try MountedFavFS(remote: server.url)
+        defer { m.tearDown() }
+        let xdg = m.base.appendingPathComponent("xdg-cache")
+        let mount = { try TimedProcess.run("/usr/bin/env", ["XDG_CACHE_HOME=\(xdg.path)", FavFSBinary.path, "mount", m.path,
+                                                            "--remote", server.url, "--cache-dir", m.cacheDir.path], timeout: 90) }
+        let mounted = try mount()
+        XCTAssertTrue(mounted.succeeded, "\(mounted)")
+        let normal = xdg.appendingPathComponent("thumbnails/normal")
+        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: m.path + "/album")), ["sunset.jpg", "été 1.jpg", "tiny.png"])
+        let appeared = waitFor(30) { ((try? FileManager.default.contentsOfDirectory(atPath: normal.path)) ?? []).filter { $0.hasSuffix(".png") }.count == 3 }
+        XCTAssertTrue(appeared, "thumbnails: \((try? FileManager.default.contentsOfDirectory(atPath: normal.path)) ?? [])")
+
+        let check = try TimedProcess.run(python, ["-c", Self.checker, normal.path, m.path + "/album/sunset.jpg", m.path + "/album/été 1.jpg", m.path + "/album/tiny.png"], timeout: 60)
+        XCTAssertTrue(check.succeeded, "\(check)")
+        XCTAssertEqual(check.stdout.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count, 3, check.stdout)
+        XCTAssertFalse(server.log().contains("GET /file"), "an original was downloaded: \(server.log())")
+        let previews = server.log().components(separatedBy: "GET /preview").count - 1
+        XCTAssertEqual(previews, 3)
+
+        // Up to date after a remount: listed again, nothing fetched or rewritten.
+        XCTAssertTrue(try m.unmount().succeeded)
+        XCTAssertTrue(try mount().succeeded)
+        _ = try FileManager.default.contentsOfDirectory(atPath: m.path + "/album")
+        sleep(2)
+        XCTAssertEqual(server.log().components(separatedBy: "GET /preview").count - 1, 3, "up-to-date thumbnails were made again")
+        XCTAssertTrue(try m.unmount().succeeded)
+    }
+
+    /// Reads each thumbnail as a file manager would find it, independently of favfs's code.
+    static let checker = #"""
+    import hashlib, os, struct, sys, urllib.parse, zlib
+    folder = sys.argv[1]
+    for path in sys.argv[2:]:
+        uri = "file://" + urllib.parse.quote(path, safe="/!$&'()*+,;=:@-._~")
+        thumb = os.path.join(folder, hashlib.md5(uri.encode()).hexdigest() + ".png")
+        data = open(thumb, "rb").read()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG: " + thumb
+        at, text, size = 8, {}, None
+        while at < len(data):
+            length, kind = struct.unpack(">I4s", data[at:at + 8])
+            body = data[at + 8:at + 8 + length]
+            assert zlib.crc32(kind + body) == struct.unpack(">I", data[at + 8 + length:at + 12 + length])[0], "bad CRC"
+            if kind == b"IHDR": size = struct.unpack(">II", body[:8])
+            if kind == b"tEXt":
+                k, v = body.split(b"\0", 1)
+                text[k.decode()] = v.decode("latin-1")
+            at += 12 + length
+        assert text.get("Thumb::URI") == uri, (text, uri)
+        assert text.get("Thumb::MTime") == str(int(os.stat(path).st_mtime)), (text, os.stat(path).st_mtime)
+        assert max(size) <= 128 and min(size) > 0, size
+        assert oct(os.stat(thumb).st_mode & 0o777) == "0o600", oct(os.stat(thumb).st_mode)
+        print("ok", path, size, text["Thumb::MTime"])
+    """#
+
+    private func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end { if condition() { return true }; usleep(250_000) }
+        return condition()
+    }
+}
