@@ -50,13 +50,15 @@ final class DomainTests: XCTestCase {
             _ = try await d.children(of: ItemIdentifier("/x"))
             _ = try await d.children(of: ItemIdentifier("/x/y"))
         }
-        // A new Domain over the same cache answers from the store without enumerating.
+        // A new Domain over the same cache answers from the store without waiting for the
+        // remote; the folder is revalidated once in the background (placeholders of an earlier
+        // mount are not trusted to say what does not exist).
         try await Task.sleep(nanoseconds: 100_000_000) // background subfolder listings settle
         let before = f.provider.enumerations
         let d2 = try f.makeDomain()
         let z = try await d2.lookup(ItemIdentifier("/x/y"), "z.txt")
         XCTAssertEqual(z.size, 1)
-        XCTAssertEqual(f.provider.enumerations, before)
+        XCTAssertLessThanOrEqual(f.provider.enumerations, before + 1)
         XCTAssertEqual(d2.cachedItem(ItemIdentifier("/x/y/z.txt"))?.kind, .file)
     }
 
