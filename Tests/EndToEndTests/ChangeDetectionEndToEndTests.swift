@@ -130,11 +130,7 @@ struct ChangeDetectionEndToEndTests {
         let apache = try ApacheServer()
         var files: [String: Data] = [:]
         for f in 0..<10 { for i in 0..<20 { files["f\(f)/file\(i).txt"] = Data("\(f) \(i)\n".utf8) } }
-        for (path, data) in files {
-            let url = apache.documentRoot.appendingPathComponent(path)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try data.write(to: url)
-        }
+        try apache.write(files)
         try apache.start()
         defer { apache.remove() }
         let m = try MountedFavFS(remote: apache.davURL)
@@ -156,15 +152,6 @@ struct ChangeDetectionEndToEndTests {
     }
 }
 
-/// Polls `condition` every 0.2 s for up to `seconds`.
-func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-    let end = Date().addingTimeInterval(seconds)
-    while Date() < end {
-        if condition() { return true }
-        usleep(200_000)
-    }
-    return condition()
-}
 
 extension MountedFavFS {
     /// The last lines of the mount's log, for failure messages.

@@ -309,3 +309,13 @@ enum SharedChecks {
         XCTAssertFalse(mnt.isMounted, file: file, line: line)
     }
 }
+
+/// Polls `condition` every 0.2 s for up to `seconds`.
+func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        usleep(200_000)
+    }
+    return condition()
+}

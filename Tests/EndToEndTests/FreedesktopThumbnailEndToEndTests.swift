@@ -28,7 +28,7 @@ final class FreedesktopThumbnailEndToEndTests: XCTestCase {
         XCTAssertTrue(mounted.succeeded, "\(mounted)")
         let normal = xdg.appendingPathComponent("thumbnails/normal")
         XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: m.path + "/album")), ["sunset.jpg", "été 1.jpg", "tiny.png"])
-        let appeared = waitFor(30) { ((try? FileManager.default.contentsOfDirectory(atPath: normal.path)) ?? []).filter { $0.hasSuffix(".png") }.count == 3 }
+        let appeared = waitUntil(30) { ((try? FileManager.default.contentsOfDirectory(atPath: normal.path)) ?? []).filter { $0.hasSuffix(".png") }.count == 3 }
         XCTAssertTrue(appeared, "thumbnails: \((try? FileManager.default.contentsOfDirectory(atPath: normal.path)) ?? [])")
 
         let check = try TimedProcess.run(python, ["-c", Self.checker, normal.path, m.path + "/album/sunset.jpg", m.path + "/album/été 1.jpg", m.path + "/album/tiny.png"], timeout: 60)
@@ -72,10 +72,4 @@ final class FreedesktopThumbnailEndToEndTests: XCTestCase {
         assert oct(os.stat(thumb).st_mode & 0o777) == "0o600", oct(os.stat(thumb).st_mode)
         print("ok", path, size, text["Thumb::MTime"])
     """#
-
-    private func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end { if condition() { return true }; usleep(250_000) }
-        return condition()
-    }
 }

@@ -12,11 +12,7 @@ final class PinningEndToEndTests: XCTestCase {
         func random(_ n: Int, _ seed: Int) -> Data { Data((0..<n).map { UInt8(truncatingIfNeeded: ($0 &* 2654435761 &+ seed) >> 7) }) }
         var files = ["p/a.bin": random(3 << 20, 1), "p/sub/b.bin": random(700_000, 2),
                      "loose.bin": random(200_000, 3), "unpinned.bin": random(300_000, 4)]
-        for (path, data) in files {
-            let url = apache.documentRoot.appendingPathComponent(path)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try data.write(to: url)
-        }
+        try apache.write(files)
         try apache.start()
         defer { apache.remove() }
         let m = try MountedFavFS(remote: apache.davURL)
@@ -25,7 +21,7 @@ final class PinningEndToEndTests: XCTestCase {
 
         let pin = try TimedProcess.run(FavFSBinary.path, ["pin", m.path + "/p"], timeout: 60)
         XCTAssertTrue(pin.succeeded, "\(pin)")
-        XCTAssertTrue(waitFor(60) { self.pinned(m)?.files == 2 }, "the pinned folder was not downloaded: \(String(describing: self.pinned(m)))")
+        XCTAssertTrue(waitUntil(60) { self.pinned(m)?.files == 2 }, "the pinned folder was not downloaded: \(String(describing: self.pinned(m)))")
         XCTAssertEqual(pinned(m)?.bytes, Int64(files["p/a.bin"]!.count + files["p/sub/b.bin"]!.count))
         XCTAssertEqual(state(m, "p/a.bin"), "materialized, pinned")
         XCTAssertEqual(state(m, "unpinned.bin"), "placeholder")
@@ -34,12 +30,12 @@ final class PinningEndToEndTests: XCTestCase {
         files["p/sub/later.bin"] = random(500_000, 5)
         try files["p/sub/later.bin"]!.write(to: apache.documentRoot.appendingPathComponent("p/sub/later.bin"))
         try apache.fixOwnership()
-        XCTAssertTrue(waitFor(60) { self.state(m, "p/sub/later.bin") == "materialized, pinned" },
+        XCTAssertTrue(waitUntil(60) { self.state(m, "p/sub/later.bin") == "materialized, pinned" },
                       "a file added under the pin was not downloaded: \(state(m, "p/sub/later.bin") ?? "nil")")
 
         // Pinned with setfattr.
         try Python.setxattr(m.path + "/loose.bin", "user.favfs.pin", "1")
-        XCTAssertTrue(waitFor(60) { self.state(m, "loose.bin") == "materialized, pinned" }, state(m, "loose.bin") ?? "nil")
+        XCTAssertTrue(waitUntil(60) { self.state(m, "loose.bin") == "materialized, pinned" }, state(m, "loose.bin") ?? "nil")
         // Read but not pinned: evicted at unmount.
         XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/unpinned.bin"), files["unpinned.bin"])
         // An item pinned through its folder cannot be unpinned alone.
@@ -78,12 +74,6 @@ final class PinningEndToEndTests: XCTestCase {
     private func state(_ m: MountedFavFS, _ path: String) -> String? {
         guard let r = try? TimedProcess.run(FavFSBinary.path, ["status", m.path + "/" + path], timeout: 30), r.succeeded else { return nil }
         return r.stdout.split(separator: "\t").first.map(String.init)
-    }
-
-    private func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end { if condition() { return true }; usleep(250_000) }
-        return condition()
     }
 }
 

@@ -46,7 +46,7 @@ final class XattrEndToEndTests: XCTestCase {
             os.close(fd)
             """, m.path + "/note.txt"], timeout: 60)
         XCTAssertEqual(writer.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "dirty", "\(writer)")
-        XCTAssertTrue(waitFor(30) { (try? Python.getxattr(self.mPath(m, "note.txt"), "user.favfs.state")) == "materialized" })
+        XCTAssertTrue(waitUntil(30) { (try? Python.getxattr(self.mPath(m, "note.txt"), "user.favfs.state")) == "materialized" })
         XCTAssertEqual(try String(contentsOf: apache.documentRoot.appendingPathComponent("note.txt"), encoding: .utf8), "new content\n")
 
         // Pin through the attribute.
@@ -77,10 +77,4 @@ final class XattrEndToEndTests: XCTestCase {
     }
 
     private func mPath(_ m: MountedFavFS, _ name: String) -> String { m.path + "/" + name }
-
-    private func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end { if condition() { return true }; usleep(250_000) }
-        return condition()
-    }
 }

@@ -118,6 +118,16 @@ public final class ApacheServer: @unchecked Sendable {
     }
 
     /// Gives the served tree and lock folder to www-data (after the test wrote into it).
+    /// Writes `files` (paths relative to the served folder, parents made) behind the server's back.
+    public func write(_ files: [String: Data]) throws {
+        for (path, data) in files {
+            let url = documentRoot.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: url)
+        }
+        if isRunning { try fixOwnership() }
+    }
+
     public func fixOwnership() throws {
         _ = try Shell.run("/bin/chown", ["-R", "www-data:www-data", documentRoot.path, root.appendingPathComponent("lock").path])
         _ = try Shell.run("/bin/chmod", ["755", root.path])
