@@ -121,6 +121,7 @@ extension Domain {
             return folder.parent.flatMap { folders[$0]?[folder.name] } != nil
         }
         forgetSubtree(folder)
+        dropPins(folder)
         if shown { remoteChanges.publish([.removed(folder)]) }
     }
 }

@@ -28,6 +28,7 @@ extension Domain {
             switch change {
             case .removed(let id):
                 if content.openEntry(id) == nil { content.remove(id) }
+                dropPins(id)   // gone at the remote: a new item of that name is not pinned
             case .modified(let id):
                 if let item = state[id.name], item.kind == .file {
                     content.dropOutdated(id, version: Self.contentVersion(item))
