@@ -100,7 +100,7 @@ public final class ContentCache: @unchecked Sendable {
             // for up to a second, and a first read must not wait behind it.
             e.recorded = false
         } else {
-            do { try store.saveContent(e.record) } catch { log.warning("cannot record cache entry for \(item.identifier): \(error)") }
+            do { try saveRecord(e) } catch { log.warning("cannot record cache entry for \(item.identifier): \(error)") }
         }
         return e
     }
@@ -117,6 +117,11 @@ public final class ContentCache: @unchecked Sendable {
             return e.users == 0
         }
         guard last else { return }
+        // The store must hold what is on disk before the entry goes: the next open and the
+        // state attribute read it from there.
+        if e.withLock({ e.recorded && !e.stale && !e.deleted && e.savedBytes != e.ranges.count }) {
+            do { try saveRecord(e) } catch { log.warning("cannot record cached ranges of \(e.id): \(error)") }
+        }
         close(e.fd)
         // Never recorded: no byte arrived, and nothing would ever evict the (empty) file.
         if !e.withLock({ e.recorded }) && entries[e.id] === e { unlink(path(e.file)) }
@@ -237,20 +242,18 @@ public final class ContentCache: @unchecked Sendable {
             let written = try await transfers.track(item.identifier, .download, total: total, done: { e.withLock { e.ranges.count } }) {
                 try await provider.readContents(of: item, range: span, into: sink)
             }
-            let record: PlaceholderStore.ContentRecord = e.withLock {
+            e.withLock {
                 e.ranges.insert(written.clamped(to: 0..<e.size))
                 e.lastUsed = Date().timeIntervalSince1970
                 e.resumeSatisfied()
                 e.recorded = true
-                return e.record
             }
             // Off the cooperative pool: the write waits for SQLite's writer, which a large
             // listing being saved holds for up to a second, and readers' tasks need the pool.
-            let store = self.store
             do {
-                try await BlockingWork.run { try store.saveContent(record) }
+                try await BlockingWork.run { try self.saveRecord(e) }
             } catch where PlaceholderStore.isDiskFull(error) && evictForSpace(needed: 1 << 20, except: item.identifier) > 0 {
-                do { try await BlockingWork.run { try store.saveContent(record) } }
+                do { try await BlockingWork.run { try self.saveRecord(e) } }
                 catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
             } catch {
                 log.warning("cannot record cached ranges of \(item.identifier): \(error)")
@@ -402,8 +405,20 @@ public final class ContentCache: @unchecked Sendable {
 
     /// Persists an entry's ranges and size now (after local writes).
     func persist(_ e: ContentEntry) {
-        let r = e.withLock { e.recorded = true; return e.record }
-        do { try store.saveContent(r) } catch { log.warning("cannot record cache entry for \(r.id): \(error)") }
+        e.withLock { e.recorded = true }
+        do { try saveRecord(e) } catch { log.warning("cannot record cache entry for \(e.withLock { e.id }): \(error)") }
+    }
+
+    /// Writes the entry's current record. Concurrent downloads of one file each end with a save;
+    /// the snapshot is taken under `saveLock` so the last write is always the newest state
+    /// (an older snapshot saved last made a fully read file look partial after it closed).
+    /// A stale entry is not saved: its record was deleted and must stay deleted.
+    func saveRecord(_ e: ContentEntry) throws {
+        try e.saveLock.withLock {
+            guard let r = e.withLock({ e.stale ? nil : e.record }) else { return }
+            try store.saveContent(r)
+            e.withLock { e.savedBytes = r.ranges.count }
+        }
     }
 
     /// Records the version content now belongs to (after an upload the remote confirmed).

@@ -9,6 +9,9 @@ final class ContentEntry: @unchecked Sendable {
     let file: String
     let fd: Int32
     let lock = NSLock()
+    /// Serialises writing this entry's record to the store: each write snapshots the ranges
+    /// while holding it, so a slower save of an older snapshot never overwrites a newer one.
+    let saveLock = NSLock()
     // Guarded by lock:
     var version: String
     var size: Int64
@@ -29,6 +32,9 @@ final class ContentEntry: @unchecked Sendable {
     var deleted = false
     /// Whether the store has a record of this entry (a new one gets it with its first bytes).
     var recorded = true
+    /// The present byte count the store last recorded (nil: unknown); checked when the entry
+    /// closes, so a save that failed or was overtaken is made good then.
+    var savedBytes: Int64?
 
     init(id: ItemIdentifier, file: String, fd: Int32, version: String, size: Int64, ranges: ByteRangeSet,
          lastUsed: Double, pinned: Bool) {
