@@ -8,9 +8,13 @@ enum UTF8Check {
         data.withUnsafeBytes { raw in isValid(raw, carry: []) == .valid }
     }
 
-    /// Reads `fd` from its start in 1 MiB chunks (a spooled listing can be 40 MB).
+    /// Reads `fd` from its start in chunks of at most 1 MiB (a spooled listing can be 40 MB).
+    /// The buffer is no larger than the file: a PROPFIND of one item (after every upload) is
+    /// a few hundred bytes, and zeroing 1 MiB for it cost more CPU than the rest of the upload.
     static func isValidFile(_ fd: Int32) -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var info = stat()
+        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 1 << 20
+        var buffer = [UInt8](repeating: 0, count: max(1, min(size, 1 << 20)))
         var carry: [UInt8] = []
         var offset: off_t = 0
         while true {
