@@ -38,6 +38,8 @@ static const long favfs_auth_digest = (long)CURLAUTH_DIGEST;
 static const long favfs_global_all = CURL_GLOBAL_ALL;
 static const int favfs_error_size = CURL_ERROR_SIZE;
 static const size_t favfs_readfunc_abort = CURL_READFUNC_ABORT;
+static const size_t favfs_readfunc_pause = CURL_READFUNC_PAUSE;
+static const int favfs_pause_cont = CURLPAUSE_CONT;
 static const int favfs_seekfunc_ok = CURL_SEEKFUNC_OK;
 static const int favfs_seekfunc_fail = CURL_SEEKFUNC_FAIL;
 

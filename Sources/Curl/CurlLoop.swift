@@ -13,6 +13,8 @@ final class CurlLoop: @unchecked Sendable {
     enum Command {
         case add(CurlTransfer)
         case cancel(CurlTransfer)
+        /// Unpauses a transfer whose growing upload body has more bytes (or ended).
+        case resume(CurlTransfer)
     }
 
     private let multi: UnsafeMutableRawPointer
@@ -126,6 +128,11 @@ final class CurlLoop: @unchecked Sendable {
                 return
             }
             active[easy] = transfer
+            transfer.loop = self
+        case .resume(let transfer):
+            // After the read callback that paused it returned: commands run between performs.
+            guard !transfer.isFinished, let easy = transfer.easy, active[easy] != nil else { return }
+            curl_easy_pause(easy, favfs_pause_cont)
         case .cancel(let transfer):
             if transfer.isFinished { return }
             guard let easy = transfer.easy, active[easy] != nil else {

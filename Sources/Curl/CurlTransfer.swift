@@ -31,6 +31,8 @@ final class CurlTransfer: @unchecked Sendable {
     var progress: (@Sendable (Range<Int64>) -> Void)?
 
     private(set) var easy: UnsafeMutableRawPointer?
+    /// The loop driving this transfer (set when added): a paused upload is resumed through it.
+    weak var loop: CurlLoop?
     private(set) var isFinished = false
     var cancelRequested = false
 

@@ -39,6 +39,14 @@ public final class CurlTransport: Sendable {
                                    upload: UploadSource(fd: fd, length: max(0, length), offset: max(0, offset)))).response
     }
 
+    /// Like `upload`, for a file still being written: the body is sent chunked (length unknown),
+    /// each read as far as `growth` says the file has grown, pausing while it says wait, and
+    /// ends when it says ended. An `.abandoned` answer fails the transfer with `.readFailed`.
+    public func uploadGrowing(_ request: CurlRequest, from fd: Int32, growth: @escaping UploadGrowthPoll) async throws -> CurlResponse {
+        try await run(CurlTransfer(request: request, sink: .memory, options: options,
+                                   upload: UploadSource(fd: fd, length: 0, growth: growth))).response
+    }
+
     /// A ranged download whose write offset follows the response: a 206 body goes to the start
     /// in its `Content-Range`, a 200 body (the server ignored `Range`) to offset 0, so the bytes
     /// always land at their own offset in the file. Returns the response and where writing began.

@@ -74,6 +74,11 @@ public final class TransferRegistry: @unchecked Sendable {
         return try await TransferCounting.$current.withValue(t) { try await body() }
     }
 
+    /// Raises the total of a running transfer (an upload streamed while its file grows).
+    func grow(_ id: ItemIdentifier, _ direction: Direction, total: Int64) {
+        lock.withLock { transfers[Key(id: id, direction: direction)] }?.grow(total: total)
+    }
+
     /// The transfers running now, oldest first.
     public func snapshot() -> [Snapshot] {
         let now = Date().timeIntervalSince1970
@@ -132,6 +137,9 @@ public final class TransferCounter: @unchecked Sendable {
             if let done { self.done = done }
         }
     }
+
+    /// A streamed upload's total follows its file as it is written.
+    func grow(total: Int64) { lock.withLock { self.total = max(self.total, total) } }
 
     /// `bytes` more moved (negative: the transport rewound to send again).
     public func add(_ bytes: Int64) {

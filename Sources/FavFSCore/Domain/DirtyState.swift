@@ -10,6 +10,16 @@ struct DirtyState: Sendable {
     /// A modification time set while dirty, applied once the upload is confirmed.
     var pendingModified: Timestamp?
     var waiters: [UploadWaiter] = []
+    /// A new file written in order from its first byte: how far (nil once a write went
+    /// elsewhere). Past `Domain.streamingThreshold` its upload starts while it is written.
+    var appendedUpTo: Int64?
+    /// The upload streaming this file while it is written (see Domain+StreamingUpload.swift).
+    var stream: GrowingContent?
+    /// The generation the streamed content was complete at (set at the last close).
+    var streamEndedAt: Int?
+    /// A stream given up because somebody waits for the upload: the whole file goes at once,
+    /// not at the writer's close.
+    var uploadAfterStream = false
 
     init(journal: PlaceholderStore.JournalEntry) { self.journal = journal }
 }

@@ -30,7 +30,7 @@ extension Domain {
         for j in rows { scheduleUpload(j.id) }
     }
 
-    private func uploadLoop(_ id: ItemIdentifier) async {
+    func uploadLoop(_ id: ItemIdentifier) async {
         var attempt = 0
         var recreatedFolders = false
         while true {
@@ -99,7 +99,7 @@ extension Domain {
     }
 
     /// Records a confirmed upload. True when the item is clean; false when it changed meanwhile.
-    private func commit(_ id: ItemIdentifier, uploaded: Item, generation: Int) async -> Bool {
+    func commit(_ id: ItemIdentifier, uploaded: Item, generation: Int) async -> Bool {
         var item = uploaded
         item.kind = .file
         if item.version == nil, let fresh = try? await provider.item(for: id) { item.version = fresh.version; item.modified = fresh.modified }
@@ -233,6 +233,8 @@ extension Domain {
     /// item that was dropped. Throws the upload's permanent failure.
     /// Call after `scheduleUpload` (or a close that schedules it).
     public func waitForUpload(_ id: ItemIdentifier, untilClean: Bool = false) async throws {
+        // A stream would wait for the writer's close: the content as it is now goes whole instead.
+        streamOutOfOrder(id, "an fsync, rename or delete waits for the upload", uploadNow: true)
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
             let immediate: Result<Void, Error>? = lock.withLock {
                 guard let d = dirty[id] else { return .success(()) }
@@ -262,7 +264,10 @@ extension Domain {
     /// Starts every pending upload and waits until none is left or only failed ones remain
     /// (unmount). `progress` is called about every half second.
     public func drainUploads(progress: @Sendable (Int, Int64) -> Void) async -> [ProviderError] {
-        for id in lock.withLock({ Array(dirty.keys) }) { scheduleUpload(id) }
+        for id in lock.withLock({ Array(dirty.keys) }) {
+            streamOutOfOrder(id, "unmounting", uploadNow: true)
+            scheduleUpload(id)
+        }
         while true {
             let (items, bytes, failed) = pendingUploads()
             if items == 0 { return [] }

@@ -86,7 +86,12 @@ extension Domain {
             throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot record the change: \(error)")
         }
         lock.withLock {
-            if dirty[id] == nil { dirty[id] = DirtyState(journal: j) } else { dirty[id]!.generation += 1 }
+            if dirty[id] == nil {
+                dirty[id] = DirtyState(journal: j)
+                if isNew { dirty[id]!.appendedUpTo = 0 } // created empty here: may stream (see streamAfterWrite)
+            } else {
+                dirty[id]!.generation += 1
+            }
         }
     }
 
@@ -145,6 +150,7 @@ extension Domain {
         do {
             if truncate {
                 try markDirty(id)
+                streamOutOfOrder(id, "the file was truncated")
                 try content.setSize(entry, 0)
                 changeLanded(id)
                 touch(id, size: 0)
@@ -175,6 +181,7 @@ extension Domain {
         let n = try content.write(f.entry, offset: offset, buffer)
         changeLanded(id)
         touch(id, size: f.entry.withLock { f.entry.size })
+        streamAfterWrite(id, offset: offset, count: n)
         return n
     }
 
@@ -195,6 +202,7 @@ extension Domain {
             }
             try checkFileSize(id, size)
             try markDirty(id)
+            streamOutOfOrder(id, "the file was truncated or extended to \(size) bytes")
             try content.setSize(f.entry, size)
             changeLanded(id)
             touch(id, size: size)
@@ -235,6 +243,7 @@ extension Domain {
         content.persist(f.entry)
         persistPlaceholder(id)
         let stillOpen = lock.withLock { handles.values.contains { $0.writable && $0.entry === f.entry } }
+        if !stillOpen { endStream(id, length: f.entry.withLock { f.entry.size }) }
         if !stillOpen && isDirty(id) { scheduleUpload(id) }
     }
 

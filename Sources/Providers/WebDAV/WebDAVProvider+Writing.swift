@@ -200,7 +200,7 @@ extension WebDAVProvider: WritableProvider {
     /// The item as the server has it after a change that succeeded (PROPFIND Depth 0). The change
     /// is done, so a failing PROPFIND must not report it as failed: the caller gets what is known
     /// (`fallback`) and the next listing refreshes it.
-    private func itemAfterChange(_ id: ItemIdentifier, isFolder: Bool, fallback: Item, method: String) async -> Item {
+    func itemAfterChange(_ id: ItemIdentifier, isFolder: Bool, fallback: Item, method: String) async -> Item {
         do {
             return try await single(id, isFolder: isFolder)
         } catch {

@@ -1,0 +1,126 @@
+import Foundation
+
+/// Streamed uploads: a new file written in order from its first byte starts uploading once it
+/// has `streamingThreshold` bytes, while the program is still writing (`cp` of a big file), so
+/// the copy is on the server about when the program closes it, not one upload time later.
+///
+/// It changes nothing about what is promised: the journal row was written before the first
+/// byte and goes only when the remote confirmed; the upload is conditional (`If-None-Match: *`)
+/// and covers exactly the content at the last close (its generation). Anything out of the
+/// ordinary — a write behind what was appended, a truncate, an fsync, a rename, a failure of the
+/// transfer — gives the stream up, and the ordinary upload of the whole file takes over.
+extension Domain {
+    /// Bytes appended in order before a new file's upload starts while it is written. Smaller
+    /// files go whole at their close (one plain PUT).
+    static let streamingThreshold: Int64 = 4 << 20
+
+    /// After a write landed in the cache file: an append feeds the running stream, or starts
+    /// one past the threshold; a write anywhere else gives streaming up for this change.
+    func streamAfterWrite(_ id: ItemIdentifier, offset: Int64, count: Int) {
+        guard count > 0, let streamer = provider as? any StreamingUploadProvider, isWritable else { return }
+        let end = offset + Int64(count)
+        enum Next { case nothing, extend(GrowingContent), abandon(GrowingContent), start(GrowingContent) }
+        let next: Next = lock.withLock {
+            guard dirty[id] != nil else { return .nothing }
+            if let stream = dirty[id]!.stream {
+                if offset == dirty[id]!.appendedUpTo {
+                    dirty[id]!.appendedUpTo = end
+                    return .extend(stream)
+                }
+                dirty[id]!.appendedUpTo = nil
+                return .abandon(stream)
+            }
+            guard let upTo = dirty[id]!.appendedUpTo else { return .nothing }
+            guard offset == upTo else {
+                dirty[id]!.appendedUpTo = nil
+                return .nothing
+            }
+            dirty[id]!.appendedUpTo = end
+            let d = dirty[id]!
+            guard end >= Self.streamingThreshold, d.journal.isNew, !d.uploading, d.waiters.isEmpty, d.failure == nil else {
+                return .nothing
+            }
+            let stream = GrowingContent(length: end)
+            dirty[id]!.stream = stream
+            dirty[id]!.streamEndedAt = nil
+            dirty[id]!.uploadAfterStream = false
+            dirty[id]!.uploading = true  // the stream is this item's upload: no other starts meanwhile
+            return .start(stream)
+        }
+        switch next {
+        case .nothing: break
+        case .extend(let stream):
+            stream.extend(to: end)
+            content.transfers.grow(id, .upload, total: end)
+        case .abandon(let stream): stream.abandon("a write at byte \(offset) went back over what was appended")
+        case .start(let stream):
+            log.debug("streaming the upload of \(id) while it is written (\(end) bytes so far)")
+            Task { await streamUpload(id, stream, streamer) }
+        }
+    }
+
+    /// Gives up the stream of `id`, if one runs (truncate, fsync, rename, delete, unmount): its
+    /// transfer fails at its next read and the whole file is uploaded instead — at once when
+    /// `uploadNow` (somebody waits for it), otherwise at the writer's close.
+    func streamOutOfOrder(_ id: ItemIdentifier, _ reason: String, uploadNow: Bool = false) {
+        let stream = lock.withLock { () -> GrowingContent? in
+            guard dirty[id] != nil else { return nil }
+            dirty[id]!.appendedUpTo = nil
+            if uploadNow && dirty[id]!.stream != nil { dirty[id]!.uploadAfterStream = true }
+            return dirty[id]!.stream
+        }
+        stream?.abandon(reason)
+    }
+
+    /// At the last close of a streamed file: the content is complete at `length`, as of the
+    /// generation now.
+    func endStream(_ id: ItemIdentifier, length: Int64) {
+        let stream = lock.withLock { () -> GrowingContent? in
+            guard let stream = dirty[id]?.stream else { return nil }
+            dirty[id]!.streamEndedAt = dirty[id]!.generation
+            return stream
+        }
+        stream?.finish(length: length)
+    }
+
+    private func streamUpload(_ id: ItemIdentifier, _ stream: GrowingContent, _ streamer: any StreamingUploadProvider) async {
+        var uploaded: Item?
+        do {
+            let (fd, _) = try content.openForUpload(id)
+            defer { close(fd) }
+            uploaded = try await content.transfers.track(id, .upload, total: stream.currentLength,
+                                                         done: nil) {
+                try await streamer.uploadStreaming(id, fd: fd, content: stream)
+            }
+        } catch {
+            log.debug("streamed upload of \(id) given up (\(error)); the whole file is uploaded instead")
+        }
+        let endedAt = lock.withLock { dirty[id]?.streamEndedAt }
+        if let uploaded, let endedAt {
+            lock.withLock {
+                dirty[id]?.stream = nil
+                dirty[id]?.streamEndedAt = nil
+            }
+            if await commit(id, uploaded: uploaded, generation: endedAt) {
+                log.debug("uploaded \(id) while it was written")
+                return
+            }
+            await uploadLoop(id)  // written again after its close: the whole file, as always
+            return
+        }
+        // The ordinary upload takes over: now if somebody waits for it or nothing writes the
+        // file any more, otherwise at the writer's close (which sees no stream now).
+        let (waiting, writers) = lock.withLock { () -> (Bool, [ContentEntry]) in
+            guard dirty[id] != nil else { return (false, []) }
+            let waiting = dirty[id]!.uploadAfterStream || !dirty[id]!.waiters.isEmpty
+            dirty[id]!.stream = nil
+            dirty[id]!.streamEndedAt = nil
+            dirty[id]!.uploadAfterStream = false
+            dirty[id]!.appendedUpTo = nil
+            dirty[id]!.uploading = false
+            return (waiting, handles.values.filter { $0.writable }.map { $0.entry })
+        }
+        let written = writers.contains { entry in entry.withLock { entry.id } == id }
+        if waiting || !written { scheduleUpload(id) }
+    }
+}

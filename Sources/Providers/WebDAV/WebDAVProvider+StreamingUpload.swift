@@ -1,0 +1,34 @@
+import Curl
+import FavFSCore
+import Foundation
+
+/// A new file uploaded while it is written: one PUT whose body is sent chunked from the cache
+/// file as it grows. `If-None-Match: *` is checked by the server before the body, so a name
+/// taken meanwhile costs no bytes; a stream given up halfway is a failed PUT, which Apache
+/// mod_dav_fs (writing to a temp file, renamed in at the end) leaves no trace of.
+extension WebDAVProvider: StreamingUploadProvider {
+    public func uploadStreaming(_ id: ItemIdentifier, fd: Int32, content: GrowingContent) async throws -> Item {
+        let path = id.rawValue
+        let request = CurlRequest(method: "PUT", url: paths.url(for: id, isFolder: false),
+                                  headers: [CurlHeader("If-None-Match", "*")], credentials: configuration.credentials)
+        let response: CurlResponse
+        do {
+            response = try await transport.uploadGrowing(request, from: fd) { offset, wake in
+                switch content.poll(offset: offset, wake: wake) {
+                case .available(let upTo): return .available(upTo: upTo)
+                case .ended: return .ended
+                case .abandoned(let reason): return .abandoned(reason)
+                case .wait: return .wait
+                }
+            }
+        } catch {
+            throw errors.transport(error, method: "PUT", path: path)
+        }
+        guard (200..<300).contains(response.status) else {
+            throw errors.status(response.status, method: "PUT", path: path, body: response.body,
+                                meaning: [409: .notFound, 412: .exists, 413: .tooLarge, 507: .noSpace])
+        }
+        let uploaded = Item(identifier: id, kind: .file, size: content.currentLength, version: response.headers["etag"])
+        return await itemAfterChange(id, isFolder: false, fallback: uploaded, method: "PUT")
+    }
+}
