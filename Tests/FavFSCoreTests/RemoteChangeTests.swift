@@ -28,6 +28,13 @@ final class RemoteChangeTests: XCTestCase {
         XCTAssertEqual(diff([file("a", version: "v", modified: 100)], [file("a", version: "v", modified: 101)]), [])
     }
 
+    func testAWeakTagTurningStrongIsNoChange() {
+        // Apache: W/"size-mtime" while the file is younger than a second, "size-mtime" after.
+        XCTAssertEqual(diff([file("a", version: "W/\"e2-5f\"")], [file("a", version: "\"e2-5f\"")]), [])
+        XCTAssertEqual(Domain.contentVersion(file("a", version: "W/\"e2-5f\"")), Domain.contentVersion(file("a", version: "\"e2-5f\"")))
+        XCTAssertEqual(diff([file("a", version: "W/\"e2-5f\"")], [file("a", version: "\"e2-60\"")]), [.modified(folder.child("a"))])
+    }
+
     func testAKindChangeIsARemovalAndAnAddition() {
         let asFolder = Item(identifier: folder.child("a"), kind: .folder)
         XCTAssertEqual(diff([file("a")], [asFolder]), [.removed(folder.child("a")), .added(folder.child("a"))])

@@ -303,7 +303,7 @@ public final class Domain: @unchecked Sendable {
 
     /// The version content is cached under: the ETag, or size and mtime where there is none.
     static func contentVersion(_ item: Item) -> String {
-        item.version ?? "size=\(item.size) mtime=\(item.modified ?? 0)"
+        item.contentTag ?? "size=\(item.size) mtime=\(item.modified ?? 0)"
     }
 
     /// Opens a file for reading. No network: content is fetched by reads. `keepCache` tells the

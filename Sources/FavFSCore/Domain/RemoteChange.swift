@@ -48,7 +48,7 @@ public enum RemoteChange: Sendable, Equatable {
         case .folder: return false
         case .symlink: return a.symlinkTarget != b.symlinkTarget
         case .file:
-            if let va = a.version, let vb = b.version { return va != vb || a.size != b.size }
+            if let va = a.contentTag, let vb = b.contentTag { return va != vb || a.size != b.size }
             return a.size != b.size || a.modifiedTime != b.modifiedTime
         }
     }

@@ -21,6 +21,13 @@ public struct Item: Sendable, Equatable {
     /// The remote's version of the content (an ETag, verbatim); nil when the remote has none.
     /// Content cached for one version is never served for another.
     public var version: String?
+    /// `version` as content is compared: an HTTP weak validator's `W/` is dropped (weak
+    /// comparison, RFC 9110 §8.8.3.2). Apache tags a file changed within the last second weakly
+    /// and the same file strongly a second later: one version, not two.
+    public var contentTag: String? {
+        guard let version else { return nil }
+        return version.hasPrefix("W/") ? String(version.dropFirst(2)) : version
+    }
     /// POSIX permission bits where the provider has them (SFTP, local); nil otherwise.
     public var permissions: UInt16?
     /// The target of a symlink.
