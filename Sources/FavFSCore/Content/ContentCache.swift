@@ -22,6 +22,8 @@ public final class ContentCache: @unchecked Sendable {
     var entries: [ItemIdentifier: ContentEntry] = [:]
     private var nextFile: Int64
     private var evictionPending = false
+    private var lastEviction: Double = 0
+    static let evictionInterval: Double = 0.5
     /// Whether an item is pinned (the domain's pins; a folder's pin covers what is below it).
     private var pinnedCheck: (@Sendable (ItemIdentifier) -> Bool)?
 
@@ -296,8 +298,15 @@ public final class ContentCache: @unchecked Sendable {
         }
         guard start else { return }
         Task(priority: .utility) { [self] in
+            // At most one pass per `evictionInterval`: a pass sums the whole content table,
+            // and `cp -r` of thousands of files closes one every few hundred microseconds.
+            let wait = lock.withLock { lastEviction + Self.evictionInterval - Date().timeIntervalSince1970 }
+            if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait * 1e9)) }
             // Cleared first: a change made while this pass runs schedules the next one.
-            lock.withLock { evictionPending = false }
+            lock.withLock {
+                evictionPending = false
+                lastEviction = Date().timeIntervalSince1970
+            }
             evictIfNeeded()
         }
     }
@@ -404,19 +413,23 @@ public final class ContentCache: @unchecked Sendable {
     }
 
     /// Persists an entry's ranges and size now (after local writes).
-    func persist(_ e: ContentEntry) {
+    func persist(_ e: ContentEntry, with item: Item? = nil) {
         e.withLock { e.recorded = true }
-        do { try saveRecord(e) } catch { log.warning("cannot record cache entry for \(e.withLock { e.id }): \(error)") }
+        do { try saveRecord(e, with: item) } catch { log.warning("cannot record cache entry for \(e.withLock { e.id }): \(error)") }
     }
 
     /// Writes the entry's current record. Concurrent downloads of one file each end with a save;
     /// the snapshot is taken under `saveLock` so the last write is always the newest state
     /// (an older snapshot saved last made a fully read file look partial after it closed).
     /// A stale entry is not saved: its record was deleted and must stay deleted.
-    func saveRecord(_ e: ContentEntry) throws {
+    /// `item`, when given, is saved in the same transaction (its placeholder after a write).
+    func saveRecord(_ e: ContentEntry, with item: Item? = nil) throws {
         try e.saveLock.withLock {
-            guard let r = e.withLock({ e.stale ? nil : e.record }) else { return }
-            try store.saveContent(r)
+            guard let r = e.withLock({ e.stale ? nil : e.record }) else {
+                if let item { try store.upsert(item) }
+                return
+            }
+            try store.saveContent(r, with: item)
             e.withLock { e.savedBytes = r.ranges.count }
         }
     }

@@ -36,13 +36,6 @@ extension Domain {
         }
     }
 
-    /// Stores what memory holds for `id` (after local writes changed its size and mtime).
-    func persistPlaceholder(_ id: ItemIdentifier) {
-        placeholderWrites.withLock {
-            if let item = cachedItem(id) { try? store.upsert(item) }
-        }
-    }
-
     /// Updates the in-memory placeholder of a file being written (size, mtime); the store
     /// follows on close.
     private func touch(_ id: ItemIdentifier, size: Int64) {
@@ -68,20 +61,23 @@ extension Domain {
     /// Makes an item dirty: the journal row is written before the change is acknowledged. The
     /// base version is the placeholder's, read under the same lock as the dirty check: an upload
     /// committing in between would otherwise leave the new change based on the old version.
-    func markDirty(_ id: ItemIdentifier, isNew: Bool = false) throws {
+    /// `placeholder` (a file created here) is recorded in the journal row's transaction. True
+    /// when a journal row was written (the item was clean).
+    @discardableResult
+    func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil) throws -> Bool {
         let (exists, base) = lock.withLock { () -> (Bool, String?) in
             guard dirty[id] != nil else { return (false, isNew ? nil : cachedItemLocked(id)?.version) }
             dirty[id]!.generation += 1
             dirty[id]!.failure = nil
             return (true, nil)
         }
-        if exists { return }
+        if exists { return false }
         let j = PlaceholderStore.JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Self.now)
         do {
-            try store.saveJournal(j)
+            try store.saveJournal(j, with: placeholder)
         } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id) > 0 {
             // The cache disk is full: clean content made room; the journal row must be written.
-            do { try store.saveJournal(j) } catch { throw self.error(.noSpace, id, "cannot record the change: \(error)") }
+            do { try store.saveJournal(j, with: placeholder) } catch { throw self.error(.noSpace, id, "cannot record the change: \(error)") }
         } catch {
             throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot record the change: \(error)")
         }
@@ -93,6 +89,7 @@ extension Domain {
                 dirty[id]!.generation += 1
             }
         }
+        return true
     }
 
     /// After the bytes of a change landed in the cache file: an upload that began between
@@ -119,10 +116,10 @@ extension Domain {
         }
         let item = Item(identifier: id, kind: .file, size: 0, modified: Self.now)
         log.debug("create \(id)")
-        try markDirty(id, isNew: true)
-        setPlaceholder(item)
+        let recorded = try markDirty(id, isNew: true, placeholder: item)
+        setPlaceholder(item, persist: !recorded)
+        // Recorded by `retain` (local content always is): no second write of the same record.
         let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: true)
-        content.persist(entry)
         let h = addHandle(OpenFile(item: item, entry: entry, writable: true))
         folderChanged(parent)
         return (item, h)
@@ -240,8 +237,8 @@ extension Domain {
     func finishWriting(_ f: OpenFile) {
         let (id, deleted) = f.entry.withLock { (f.entry.id, f.entry.deleted || f.entry.stale) }
         if deleted { return }
-        content.persist(f.entry)
-        persistPlaceholder(id)
+        // The content record and the placeholder (size, mtime) in one transaction.
+        placeholderWrites.withLock { content.persist(f.entry, with: cachedItem(id)) }
         let stillOpen = lock.withLock { handles.values.contains { $0.writable && $0.entry === f.entry } }
         if !stillOpen { endStream(id, length: f.entry.withLock { f.entry.size }) }
         if !stillOpen && isDirty(id) { scheduleUpload(id) }

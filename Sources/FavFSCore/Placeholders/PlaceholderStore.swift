@@ -217,18 +217,21 @@ public final class PlaceholderStore: Sendable {
 
     public func contentRecord(_ id: ItemIdentifier) throws -> ContentRecord? {
         try pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM content WHERE id = ?", arguments: [id.rawValue]).map(Self.record)
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM content WHERE id = ?"), arguments: [id.rawValue]).map(Self.record)
         }
     }
 
-    public func saveContent(_ r: ContentRecord) throws {
+    /// Saves a content record, and `item`'s placeholder in the same transaction when given.
+    public func saveContent(_ r: ContentRecord, with item: Item? = nil) throws {
         try pool.write { db in
-            try db.execute(sql: """
+            if let item { try Self.upsert(item, db) }
+            // Cached statements here and below: these run several times per file written.
+            try db.cachedStatement(sql: """
                 INSERT INTO content (id, file, version, size, ranges, bytes, lastUsed, pinned) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET file = excluded.file, version = excluded.version, size = excluded.size,
                     ranges = excluded.ranges, bytes = excluded.bytes, lastUsed = excluded.lastUsed, pinned = excluded.pinned
-                """, arguments: [r.id.rawValue, r.file, r.version, r.size, r.ranges.description, r.ranges.count,
-                                 r.lastUsed, r.pinned ? 1 : 0])
+                """).execute(arguments: [r.id.rawValue, r.file, r.version, r.size, r.ranges.description, r.ranges.count,
+                                         r.lastUsed, r.pinned ? 1 : 0])
         }
     }
 
@@ -274,13 +277,15 @@ public final class PlaceholderStore: Sendable {
                      since: row["since"], attempts: row["attempts"], lastError: row["lastError"])
     }
 
-    public func saveJournal(_ j: JournalEntry) throws {
+    /// Saves a journal row, and `item`'s placeholder in the same transaction when given.
+    public func saveJournal(_ j: JournalEntry, with item: Item? = nil) throws {
         try pool.write { db in
-            try db.execute(sql: """
+            if let item { try Self.upsert(item, db) }
+            try db.cachedStatement(sql: """
                 INSERT INTO journal (id, baseVersion, isNew, since, attempts, lastError) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET baseVersion = excluded.baseVersion, isNew = excluded.isNew,
                     attempts = excluded.attempts, lastError = excluded.lastError
-                """, arguments: [j.id.rawValue, j.baseVersion, j.isNew ? 1 : 0, j.since, j.attempts, j.lastError])
+                """).execute(arguments: [j.id.rawValue, j.baseVersion, j.isNew ? 1 : 0, j.since, j.attempts, j.lastError])
         }
     }
 
@@ -299,8 +304,8 @@ public final class PlaceholderStore: Sendable {
     public func commitUpload(_ item: Item, contentVersion: String, journalSince: Double) throws {
         try pool.write { db in
             try Self.upsert(item, db)
-            try db.execute(sql: "UPDATE content SET version = ? WHERE id = ?", arguments: [contentVersion, item.identifier.rawValue])
-            try db.execute(sql: "DELETE FROM journal WHERE id = ? AND since = ?", arguments: [item.identifier.rawValue, journalSince])
+            try db.cachedStatement(sql: "UPDATE content SET version = ? WHERE id = ?").execute(arguments: [contentVersion, item.identifier.rawValue])
+            try db.cachedStatement(sql: "DELETE FROM journal WHERE id = ? AND since = ?").execute(arguments: [item.identifier.rawValue, journalSince])
         }
     }
 
