@@ -1,7 +1,7 @@
 import Foundation
 
 /// Streamed uploads: a new file written in order from its first byte starts uploading once it
-/// has `streamingThreshold` bytes, while the program is still writing (`cp` of a big file), so
+/// has the provider's `streamingThreshold` bytes, while the program is still writing (`cp` of a big file), so
 /// the copy is on the server about when the program closes it, not one upload time later.
 ///
 /// It changes nothing about what is promised: the journal row was written before the first
@@ -10,10 +10,6 @@ import Foundation
 /// ordinary — a write behind what was appended, a truncate, an fsync, a rename, a failure of the
 /// transfer — gives the stream up, and the ordinary upload of the whole file takes over.
 extension Domain {
-    /// Bytes appended in order before a new file's upload starts while it is written. Smaller
-    /// files go whole at their close (one plain PUT).
-    static let streamingThreshold: Int64 = 4 << 20
-
     /// After a write landed in the cache file: an append feeds the running stream, or starts
     /// one past the threshold; a write anywhere else gives streaming up for this change.
     func streamAfterWrite(_ id: ItemIdentifier, offset: Int64, count: Int) {
@@ -37,7 +33,7 @@ extension Domain {
             }
             dirty[id]!.appendedUpTo = end
             let d = dirty[id]!
-            guard end >= Self.streamingThreshold, d.journal.isNew, !d.uploading, d.waiters.isEmpty, d.failure == nil else {
+            guard end >= streamer.streamingThreshold, d.journal.isNew, !d.uploading, d.waiters.isEmpty, d.failure == nil else {
                 return .nothing
             }
             let stream = GrowingContent(length: end)

@@ -23,6 +23,10 @@ public final class GrowingContent: @unchecked Sendable {
     private var ended = false
     private var abandonReason: String?
     private var waker: (@Sendable () -> Void)?
+    /// The length at which a waiting transport is woken: a batch past where it waits, not at
+    /// every 128 KiB write (each wake is a round through the transfer thread).
+    private var wakeAt: Int64 = 0
+    static let wakeBatch: Int64 = 1 << 20
 
     /// Content whose first `length` bytes are in the file already.
     public init(length: Int64) { self.length = length }
@@ -35,7 +39,21 @@ public final class GrowingContent: @unchecked Sendable {
             if offset < length { return .available(upTo: length) }
             if ended { return .ended(length: length) }
             waker = wake
+            wakeAt = offset + Self.wakeBatch
             return .wait
+        }
+    }
+
+    /// Waits until the file holds `target` bytes (`.available`), or the content ended before
+    /// (`.ended`, possibly shorter) or was given up (`.abandoned`). For providers that send
+    /// fixed pieces (S3 parts) rather than a stream.
+    public func bytes(upTo target: Int64) async -> State {
+        while true {
+            let state: State = await withCheckedContinuation { c in
+                let now = poll(offset: max(0, target - 1)) { c.resume(returning: .wait) }
+                if now != .wait { c.resume(returning: now) }
+            }
+            if state != .wait { return state }
         }
     }
 
@@ -44,7 +62,7 @@ public final class GrowingContent: @unchecked Sendable {
         let wake = lock.withLock { () -> (@Sendable () -> Void)? in
             guard !ended, abandonReason == nil, newLength > length else { return nil }
             length = newLength
-            return takeWaker()
+            return length >= wakeAt ? takeWaker() : nil
         }
         wake?()
     }
@@ -90,6 +108,10 @@ public final class GrowingContent: @unchecked Sendable {
 /// (`If-None-Match: *`), so a stream given up halfway leaves nothing behind and the ordinary
 /// upload at close decides about conflicts with the whole content.
 public protocol StreamingUploadProvider: WritableProvider {
+    /// Bytes a new file must have, written in order, before its upload starts while it is
+    /// written; smaller files go whole at their close.
+    var streamingThreshold: Int64 { get }
+
     /// Uploads the bytes of `fd` as a new file at `id`, sending them as `content` says they are
     /// there and ending when it ends. Throws when the stream is abandoned, or as `upload` does.
     func uploadStreaming(_ id: ItemIdentifier, fd: Int32, content: GrowingContent) async throws -> Item

@@ -16,17 +16,7 @@ extension S3Provider {
         let path = id.rawValue
         let key = addressing.fileKey(id)
         try await checkPrecondition(id, precondition, method: "PUT (multipart)")
-
-        let initiated = try await perform(request("POST", url: addressing.objectURL(key, query: [("uploads", "")]), body: Data()),
-                                          method: "POST (initiate multipart)", path: path)
-        guard initiated.status == 200 else {
-            throw errors.status(initiated.status, method: "POST (initiate multipart)", path: path, body: initiated.body)
-        }
-        guard let uploadId = S3XML.parseFlat(initiated.body)?.fields["UploadId"], !uploadId.isEmpty else {
-            throw errors.invalid("InitiateMultipartUploadResult without UploadId", method: "POST (initiate multipart)",
-                                 path: path, status: initiated.status)
-        }
-
+        let uploadId = try await initiateMultipart(key: key, path: path)
         do {
             let etags = try await uploadParts(key: key, uploadId: uploadId, source: source, path: path)
             try await checkPrecondition(id, precondition, method: "PUT (multipart)")
@@ -39,6 +29,20 @@ extension S3Provider {
             await abort(key: key, uploadId: uploadId, path: path)
             throw error
         }
+    }
+
+    /// CreateMultipartUpload; returns the upload's id.
+    func initiateMultipart(key: String, path: String) async throws -> String {
+        let initiated = try await perform(request("POST", url: addressing.objectURL(key, query: [("uploads", "")]), body: Data()),
+                                          method: "POST (initiate multipart)", path: path)
+        guard initiated.status == 200 else {
+            throw errors.status(initiated.status, method: "POST (initiate multipart)", path: path, body: initiated.body)
+        }
+        guard let uploadId = S3XML.parseFlat(initiated.body)?.fields["UploadId"], !uploadId.isEmpty else {
+            throw errors.invalid("InitiateMultipartUploadResult without UploadId", method: "POST (initiate multipart)",
+                                 path: path, status: initiated.status)
+        }
+        return uploadId
     }
 
     /// The part boundaries: `partSize` bytes each, the last one shorter.
@@ -77,7 +81,7 @@ extension S3Provider {
         return etags.map { $0 ?? "" }
     }
 
-    private func uploadPart(key: String, uploadId: String, number: Int, fd: Int32, offset: Int64, length: Int64,
+    func uploadPart(key: String, uploadId: String, number: Int, fd: Int32, offset: Int64, length: Int64,
                             path: String) async throws -> String {
         let method = "PUT (part \(number))"
         let url = addressing.objectURL(key, query: [("partNumber", String(number)), ("uploadId", uploadId)])
@@ -97,7 +101,7 @@ extension S3Provider {
     }
 
     /// CompleteMultipartUpload; returns the object's ETag.
-    private func complete(key: String, uploadId: String, etags: [String], precondition: UploadPrecondition,
+    func complete(key: String, uploadId: String, etags: [String], precondition: UploadPrecondition,
                           path: String) async throws -> String? {
         let method = "POST (complete multipart)"
         var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
@@ -131,7 +135,7 @@ extension S3Provider {
     }
 
     /// AbortMultipartUpload, best effort (the upload failed already; its error is what counts).
-    private func abort(key: String, uploadId: String, path: String) async {
+    func abort(key: String, uploadId: String, path: String) async {
         let url = addressing.objectURL(key, query: [("uploadId", uploadId)])
         // Detached from the caller's cancellation: a cancelled upload must still be aborted.
         let task = Task.detached { [self] in

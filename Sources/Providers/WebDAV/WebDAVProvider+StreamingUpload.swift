@@ -7,6 +7,9 @@ import Foundation
 /// taken meanwhile costs no bytes; a stream given up halfway is a failed PUT, which Apache
 /// mod_dav_fs (writing to a temp file, renamed in at the end) leaves no trace of.
 extension WebDAVProvider: StreamingUploadProvider {
+    /// Below this a file goes in one plain PUT at its close.
+    public var streamingThreshold: Int64 { 4 << 20 }
+
     public func uploadStreaming(_ id: ItemIdentifier, fd: Int32, content: GrowingContent) async throws -> Item {
         let path = id.rawValue
         let request = CurlRequest(method: "PUT", url: paths.url(for: id, isFolder: false),

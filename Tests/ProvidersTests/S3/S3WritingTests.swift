@@ -180,7 +180,7 @@ final class S3WritingTests: XCTestCase {
 }
 
 /// SHA-256 through sha256sum (no crypto package in the test target).
-private func sha256(_ data: Data) -> String {
+func sha256(_ data: Data) -> String {
     let path = NSTemporaryDirectory() + "favfs-sha-\(UUID().uuidString)"
     try? data.write(to: URL(fileURLWithPath: path))
     defer { unlink(path) }
