@@ -23,7 +23,7 @@ struct Attributes: Sendable {
         st.st_gid = gid
         // Sizes and times come from servers: never trust them to fit (2^63-1 + 511 traps).
         st.st_size = off_t(max(0, item.kind == .symlink ? Int64(item.symlinkTarget?.utf8.count ?? 0) : item.size))
-        st.st_blksize = 128 * 1024
+        st.st_blksize = 1 << 20
         st.st_blocks = blkcnt_t(st.st_size / 512 + (st.st_size % 512 == 0 ? 0 : 1))
         let t = item.modifiedTime ?? Timestamp(seconds: 0)
         let ts = timespec(tv_sec: time_t(t.seconds), tv_nsec: Int(t.nanoseconds))
