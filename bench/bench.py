@@ -127,13 +127,14 @@ def main(argv):
             log(f"favfs remote: {remote}")
         records = []
         for case in chosen:
-            values, errors, rss = {}, {}, {}
+            values, errors, rss, cpu = {}, {}, {}, {}
             case_tools = [t for t in case.tools if t in tools]
             for run in range(args.runs):
                 for tool in case_tools:
                     if tool in errors:
                         continue  # one failure per tool and case is enough
                     ctx.rss = {}
+                    ctx.cpu = {}
                     try:
                         v = case.measure(ctx, tool)
                     except proc.ToolError as e:
@@ -145,8 +146,10 @@ def main(argv):
                     values.setdefault(tool, []).append(v)
                     for t, k in ctx.rss.items():
                         rss.setdefault(t, []).append(k)
+                    for t, c in ctx.cpu.items():
+                        cpu.setdefault(t, []).append(c)
                     log(f"{case.name} run {run + 1}/{args.runs} {tool}: {v:.4g} {case.unit}")
-            records.append(report.summarize(case, values, errors, rss))
+            records.append(report.summarize(case, values, errors, rss, cpu))
         rc_ver = proc.run(["rclone", "version"], timeout=30, check=False).stdout.splitlines()
         meta = {
             "command": " ".join(shlex.quote(a) for a in ["bench/run.sh"] + argv),
@@ -162,7 +165,7 @@ def main(argv):
         jpath, mdpath = report.write(args.results, meta, records, stamp)
         print(report.text(report.table(records)))
         print()
-        print(report.text(report.rss_rows(records)))
+        print(report.text(report.daemon_rows(records)))
         print(f"\nfavfs remote: {kind} ({remote})\nwrote {jpath}\nwrote {mdpath}")
     except KeyboardInterrupt:
         log("interrupted; unmounting")

@@ -46,6 +46,7 @@ class Context:
         self.timeout = timeout
         self.log = log
         self.rss = {}           # tool -> peak RSS KiB seen during the current measurement
+        self.cpu = {}           # tool -> daemon CPU seconds used in the current measurement
         self._serial = 0
 
     # -- mounts ------------------------------------------------------------------------
@@ -69,11 +70,15 @@ class Context:
         own = cache_dir is None
         cache_dir = cache_dir or self._fresh_cache(tool)
         m = self.make_mount(tool, cache_dir).mount()
+        cpu0 = m.cpu_seconds()
         try:
             yield m
             rss = m.peak_rss_kib()
             if rss:
                 self.rss[tool] = max(self.rss.get(tool, 0), rss)
+            cpu1 = m.cpu_seconds()
+            if cpu0 is not None and cpu1 is not None:
+                self.cpu[tool] = self.cpu.get(tool, 0) + cpu1 - cpu0
         finally:
             m.unmount(keep_cache=True) if keep_cache and tool == "favfs" else m.unmount()
             if own:
@@ -334,6 +339,8 @@ def all_cases(ds):
         cases.append(ls_cold(rel))
         cases.append(ls_remount(rel))
     cases.append(find_tree(ds.tree_dir(), s.tree_folders))
+    from .writes import write_cases  # writes builds on this module's Case
+    cases += write_cases(ds)
     return cases
 
 

@@ -22,10 +22,11 @@ class Scale:
     tree_items: int             # ... holding this many items in all (folders included)
     parallel: tuple             # (files, bytes each) read in parallel
     fio_runtime: int            # seconds of random reads
+    write_small_files: int = 2000  # files of 100 B-60 KB copied into the mount
 
 
 SCALES = {
-    "quick": Scale("quick", [64 * MiB], [1000], 1000, 10, 1000, (8, 16 * MiB), 3),
+    "quick": Scale("quick", [64 * MiB], [1000], 1000, 10, 1000, (8, 16 * MiB), 3, 500),
     "full": Scale("full", [64 * MiB, GiB], [1000, 10000, 100000], 5000, 100, 10000, (8, 128 * MiB), 10),
 }
 

@@ -39,6 +39,10 @@ class Mount:
         """VmHWM of the daemon: its peak resident memory since it started."""
         return proc.vm_hwm_kib(self.pid) if self.pid else None
 
+    def cpu_seconds(self):
+        """CPU time the daemon has used since it started."""
+        return proc.cpu_seconds(self.pid) if self.pid else None
+
     def _wait_daemon_gone(self, timeout=30):
         if self.pid:
             proc.wait_until(lambda: not os.path.exists(f"/proc/{self.pid}"), timeout)

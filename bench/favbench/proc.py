@@ -114,6 +114,16 @@ def pids_matching(pattern):
     return [int(x) for x in cp.stdout.split() if int(x) != os.getpid()]
 
 
+def cpu_seconds(pid):
+    """User + system CPU time `pid` has used (its threads included), or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+        return None
+
+
 def vm_hwm_kib(pid):
     """Peak resident set size (VmHWM) of `pid` in KiB, or None if it is gone."""
     try:

@@ -8,7 +8,7 @@ TOOLS = ["curl", "curl-file", "favfs", "rclone", "disk"]
 RATIOS = [("favfs/curl", "curl"), ("favfs/curl-file", "curl-file"), ("favfs/rclone", "rclone"), ("favfs/disk", "disk")]
 
 
-def summarize(case, values, errors, rss):
+def summarize(case, values, errors, rss, cpu=None):
     """One case's record: raw values per tool, medians, ratios of favfs's median to the others'."""
     med = {t: statistics.median(v) for t, v in values.items() if v}
     ratios = {}
@@ -19,7 +19,7 @@ def summarize(case, values, errors, rss):
     return {
         "name": case.name, "unit": case.unit, "higher_is_better": case.higher_is_better,
         "note": case.note, "values": values, "median": med, "ratios": ratios,
-        "errors": errors, "peak_rss_kib": rss,
+        "errors": errors, "peak_rss_kib": rss, "daemon_cpu_seconds": cpu or {},
     }
 
 
@@ -51,12 +51,16 @@ def table(records):
     return rows
 
 
-def rss_rows(records):
-    rows = [["case", "favfs peak RSS MiB", "rclone peak RSS MiB"]]
+def daemon_rows(records):
+    """Peak RSS (max over runs) and CPU seconds used during a measurement (median over runs)
+    of the mount daemons."""
+    rows = [["case", "favfs peak RSS MiB", "rclone peak RSS MiB", "favfs CPU s", "rclone CPU s"]]
     for r in records:
-        rss = r["peak_rss_kib"]
-        if rss:
-            rows.append([r["name"]] + [_fmt(max(rss[t]) / 1024) if rss.get(t) else "—" for t in ("favfs", "rclone")])
+        rss, cpu = r["peak_rss_kib"], r.get("daemon_cpu_seconds", {})
+        if rss or cpu:
+            rows.append([r["name"]]
+                        + [_fmt(max(rss[t]) / 1024) if rss.get(t) else "—" for t in ("favfs", "rclone")]
+                        + [_fmt(statistics.median(cpu[t])) if cpu.get(t) else "—" for t in ("favfs", "rclone")])
     return rows
 
 
@@ -111,8 +115,8 @@ def write(results_dir, meta, records, stamp):
         f"- JSON: `{os.path.basename(jpath)}`", "",
         "↑ higher is better, ↓ lower is better. Ratios are favfs's median over the other tool's.", "",
         markdown(table(records)), "",
-        "## Peak RSS of the mount daemons (VmHWM, max over runs)", "",
-        markdown(rss_rows(records)), "",
+        "## The mount daemons: peak RSS (VmHWM, max over runs) and CPU time used in a measurement (median)", "",
+        markdown(daemon_rows(records)), "",
         "## Cases", "",
     ]
     md += [f"- `{r['name']}`: {r['note']}" for r in records]

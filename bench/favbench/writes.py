@@ -1,0 +1,155 @@
+"""Write cases: files copied into a mount, timed until every byte is on the server.
+
+"On the server" is read from the served folder itself (Apache mod_dav_fs writes a PUT to a
+temporary file and renames it into place, so a name with the right size is a finished
+upload), the same test for every tool. The limit is curl PUTting the same files: one file,
+or every small file one after another over one connection.
+
+Writes go to `files/uploads/` (www-data's, so Apache may write there), emptied after each
+measurement. The source files are read into the page cache before every timed run, for every
+tool alike: the case measures the way to the server, not this VM's disk, whose reads here are
+throttled to about 128 MB/s after a burst (seen with vmstat: a cold `cp` of 1 GiB spent most of
+its time waiting for the source).
+"""
+import os
+import pwd
+import random
+import shutil
+import time
+
+from . import proc
+from .cases import Case, MB
+from .data import human
+
+UPLOADS = "uploads"
+
+
+def _uploads_dir(ctx):
+    """The empty upload folder under the served folder, writable by Apache."""
+    path = ctx.disk(UPLOADS)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    www = pwd.getpwnam("www-data")
+    os.chown(path, www.pw_uid, www.pw_gid)
+    return path
+
+
+def _warm(paths):
+    """Reads `paths` into the page cache (the timed copy then reads memory)."""
+    for p in paths:
+        with open(p, "rb") as f:
+            while f.read(1 << 20):
+                pass
+
+
+def _sources(ctx):
+    d = os.path.join(ctx.workdir, "write-sources")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def small_source(ctx, count):
+    """`count` files of 100 B to 60 KB (seeded sizes and bytes) in a local folder."""
+    path = os.path.join(_sources(ctx), f"small-{count}")
+    marker = path + ".ready"
+    if os.path.exists(marker):
+        return path
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    rng = random.Random(15)
+    for i in range(count):
+        size = rng.randint(100, 60_000)
+        with open(os.path.join(path, f"w{i:05d}.dat"), "wb") as f:
+            f.write(rng.randbytes(size))
+    open(marker, "w").close()
+    return path
+
+
+def _wait_on_server(ctx, expected, timeout):
+    """Waits until every (path, size) in `expected` is in the served folder at its size."""
+    def done():
+        for p, size in expected:
+            try:
+                if os.stat(p).st_size != size:
+                    return False
+            except FileNotFoundError:
+                return False
+        return True
+    if not proc.wait_until(done, timeout, interval=0.02):
+        missing = sum(1 for p, s in expected if not (os.path.exists(p) and os.stat(p).st_size == s))
+        raise proc.ToolError(f"{missing} of {len(expected)} files never reached the server within {timeout} s")
+
+
+def write_big(size):
+    """`cp` of one big file into the mount, until it is on the server."""
+    def measure(ctx, tool):
+        src = os.path.join(ctx.ds.files, ctx.ds.read_file(size))  # the read case's file: same bytes for all
+        dest_dir = _uploads_dir(ctx)
+        target = os.path.join(dest_dir, "big.bin")
+        try:
+            if tool == "curl":
+                _warm([src])
+                t0 = time.perf_counter()
+                ctx.curl("-T", src, ctx.url(f"{UPLOADS}/big.bin"))
+                return size / (time.perf_counter() - t0) / MB
+            if tool == "disk":
+                _warm([src])
+                t0 = time.perf_counter()
+                proc.run(["cp", src, target], timeout=ctx.timeout)
+                proc.run(["sync", "-f", target], timeout=ctx.timeout)
+                return size / (time.perf_counter() - t0) / MB
+            with ctx.mounted(tool) as m:
+                os.listdir(m.path(UPLOADS))
+                _warm([src])
+                t0 = time.perf_counter()
+                proc.run(["cp", src, m.path(f"{UPLOADS}/big.bin")], timeout=ctx.timeout)
+                _wait_on_server(ctx, [(target, size)], ctx.timeout)
+                return size / (time.perf_counter() - t0) / MB
+        finally:
+            shutil.rmtree(dest_dir, ignore_errors=True)
+    return Case(f"write_{human(size)}", "MB/s", True, ["curl", "favfs", "rclone", "disk"], measure,
+                "cp into the mount, timed until the served folder has the whole file; curl: one PUT; disk: cp + sync")
+
+
+def write_small(count):
+    """`cp -r` of many small files into the mount, until all are on the server."""
+    def measure(ctx, tool):
+        src = small_source(ctx, count)
+        names = sorted(os.listdir(src))
+        dest_dir = _uploads_dir(ctx)
+        expected = [(os.path.join(dest_dir, "s", n), os.path.getsize(os.path.join(src, n))) for n in names]
+        try:
+            if tool == "curl":
+                # The limit the issue names: PUT one after another over one connection.
+                ctx.curl("-X", "MKCOL", ctx.url(f"{UPLOADS}/s/"))
+                config = os.path.join(ctx.workdir, "write-sources", f"put-{count}.curl")
+                with open(config, "w") as f:
+                    for n in names:
+                        f.write(f'upload-file = "{os.path.join(src, n)}"\nurl = "{ctx.url(f"{UPLOADS}/s/{n}")}"\n')
+                _warm(os.path.join(src, n) for n in names)
+                t0 = time.perf_counter()
+                ctx.curl("--config", config)
+                return time.perf_counter() - t0
+            if tool == "disk":
+                _warm(os.path.join(src, n) for n in names)
+                t0 = time.perf_counter()
+                proc.run(["cp", "-r", src, os.path.join(dest_dir, "s")], timeout=ctx.timeout)
+                proc.run(["sync", "-f", dest_dir], timeout=ctx.timeout)
+                return time.perf_counter() - t0
+            with ctx.mounted(tool) as m:
+                os.listdir(m.path(UPLOADS))
+                _warm(os.path.join(src, n) for n in names)
+                t0 = time.perf_counter()
+                proc.run(["cp", "-r", src, m.path(f"{UPLOADS}/s")], timeout=ctx.timeout)
+                _wait_on_server(ctx, expected, ctx.timeout)
+                return time.perf_counter() - t0
+        finally:
+            shutil.rmtree(dest_dir, ignore_errors=True)
+    return Case(f"write_small_{count}", "s", False, ["curl", "favfs", "rclone", "disk"], measure,
+                "cp -r of files of 100 B-60 KB into the mount, timed until all are on the server; "
+                "curl: PUT one after another over one connection; disk: cp -r + sync")
+
+
+def write_cases(ds):
+    s = ds.scale
+    return [write_big(max(s.read_sizes)), write_small(s.write_small_files)]
