@@ -13,7 +13,7 @@ extension Domain {
     /// After a write landed in the cache file: an append feeds the running stream, or starts
     /// one past the threshold; a write anywhere else gives streaming up for this change.
     func streamAfterWrite(_ id: ItemIdentifier, offset: Int64, count: Int) {
-        guard count > 0, let streamer = provider as? any StreamingUploadProvider, isWritable else { return }
+        guard count > 0, let (streamer, threshold) = streamer, !options.readOnly else { return }
         let end = offset + Int64(count)
         enum Next { case nothing, extend(GrowingContent), abandon(GrowingContent), start(GrowingContent) }
         let next: Next = lock.withLock {
@@ -33,7 +33,7 @@ extension Domain {
             }
             dirty[id]!.appendedUpTo = end
             let d = dirty[id]!
-            guard end >= streamer.streamingThreshold, d.journal.isNew, !d.uploading, d.waiters.isEmpty, d.failure == nil else {
+            guard end >= threshold, d.journal.isNew, !d.uploading, d.waiters.isEmpty, d.failure == nil else {
                 return .nothing
             }
             let stream = GrowingContent(length: end)

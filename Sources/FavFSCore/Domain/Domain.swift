@@ -39,6 +39,8 @@ public final class Domain: @unchecked Sendable {
     let placeholderWrites = NSLock()
     /// The remote's largest file (`WritableProvider.maxFileSize`), read once: checked on every write.
     let maxFileSize: Int64?
+    /// The provider's streamed uploads (and their threshold), looked up once: asked on every write.
+    let streamer: (provider: any StreamingUploadProvider, threshold: Int64)?
     private var quotaCache: (at: Double, quota: Quota?)?
     /// The last error that said the remote could not be reached, with when (for status).
     var lastNetworkError: String?
@@ -62,6 +64,7 @@ public final class Domain: @unchecked Sendable {
         self.content = content
         self.options = options
         maxFileSize = (provider as? any WritableProvider)?.maxFileSize
+        streamer = (provider as? any StreamingUploadProvider).map { ($0, $0.streamingThreshold) }
         rootItem = (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder)
         let pins = PinSet((try? store.pins()) ?? [])
         self.pins = pins
