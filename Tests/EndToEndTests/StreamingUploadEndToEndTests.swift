@@ -31,7 +31,8 @@ final class StreamingUploadEndToEndTests: XCTestCase {
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 / 4093 &+ Int(seed)) }
     }
 
-    private func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int) {
+    /// Writes all of `bytes` at `offset`, 1 MiB per call, as `cp` does.
+    static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int) {
         var done = 0
         while done < bytes.count {
             let n = bytes[done...].withUnsafeBytes { pwrite(fd, $0.baseAddress, min($0.count, 1 << 20), off_t(offset + done)) }
@@ -62,12 +63,12 @@ final class StreamingUploadEndToEndTests: XCTestCase {
         let first = Self.pattern(12 << 20), second = Self.pattern(12 << 20, seed: 7)
         let fd = open(mount.path + "/big.bin", O_CREAT | O_WRONLY | O_EXCL, 0o644)
         XCTAssertGreaterThanOrEqual(fd, 0)
-        write(fd, first, at: 0)
+        Self.write(fd, first, at: 0)
         // Still open: the bytes are on their way already (Apache's temp file grows).
         XCTAssertTrue(waitUntil(30) { self.bytesArrivingAtTheServer() >= 8 << 20 },
                       "nothing arrived at the server while the file was written (\(bytesArrivingAtTheServer()) bytes)")
         XCTAssertNil(served("big.bin"), "the name must appear only with the whole content")
-        write(fd, second, at: first.count)
+        Self.write(fd, second, at: first.count)
         XCTAssertEqual(close(fd), 0)
         XCTAssertTrue(waitUntil(60) { self.served("big.bin")?.count == first.count + second.count })
         XCTAssertEqual(served("big.bin"), Data(first + second))
@@ -80,14 +81,14 @@ final class StreamingUploadEndToEndTests: XCTestCase {
         var model = Self.pattern(10 << 20)
         let fd = open(mount.path + "/edited.bin", O_CREAT | O_WRONLY, 0o644)
         XCTAssertGreaterThanOrEqual(fd, 0)
-        write(fd, model, at: 0)
+        Self.write(fd, model, at: 0)
         XCTAssertTrue(waitUntil(30) { self.bytesArrivingAtTheServer() > 0 }, "the stream did not start")
         // A header rewritten at the end, as some archivers and encoders do.
         let header = [UInt8](repeating: 0xEE, count: 4096)
-        write(fd, header, at: 100)
+        Self.write(fd, header, at: 100)
         model.replaceSubrange(100..<(100 + header.count), with: header)
         let tail = Self.pattern(3 << 20, seed: 3)
-        write(fd, tail, at: model.count)
+        Self.write(fd, tail, at: model.count)
         model += tail
         XCTAssertEqual(close(fd), 0)
         XCTAssertTrue(try mount.unmount().succeeded)  // waits for the upload
@@ -99,12 +100,12 @@ final class StreamingUploadEndToEndTests: XCTestCase {
         let first = Self.pattern(8 << 20), second = Self.pattern(2 << 20, seed: 9)
         let fd = open(mount.path + "/synced.bin", O_CREAT | O_WRONLY, 0o644)
         XCTAssertGreaterThanOrEqual(fd, 0)
-        write(fd, first, at: 0)
+        Self.write(fd, first, at: 0)
         let started = Date()
         XCTAssertEqual(fsync(fd), 0, String(cString: strerror(errno)))
         XCTAssertLessThan(Date().timeIntervalSince(started), 30, "fsync waited for the writer's close")
         XCTAssertEqual(served("synced.bin"), Data(first), "fsync returned before the bytes were on the server")
-        write(fd, second, at: first.count)
+        Self.write(fd, second, at: first.count)
         XCTAssertEqual(close(fd), 0)
         XCTAssertTrue(try mount.unmount().succeeded)
         XCTAssertEqual(served("synced.bin"), Data(first + second))
@@ -115,7 +116,7 @@ final class StreamingUploadEndToEndTests: XCTestCase {
         let written = Self.pattern(9 << 20, seed: 5)
         let fd = open(mount.path + "/killed.bin", O_CREAT | O_WRONLY, 0o644)
         XCTAssertGreaterThanOrEqual(fd, 0)
-        write(fd, written, at: 0)
+        Self.write(fd, written, at: 0)
         XCTAssertTrue(waitUntil(30) { self.bytesArrivingAtTheServer() > 0 }, "the stream did not start")
         guard let pid = MountedFavFS.processes(mentioning: mount.path).first else { return XCTFail("no daemon") }
         kill(pid, SIGKILL)

@@ -16,15 +16,6 @@ final class StreamingUploadS3EndToEndTests: XCTestCase {
         return m
     }
 
-    private func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes[done...].withUnsafeBytes { pwrite(fd, $0.baseAddress, min($0.count, 1 << 20), off_t(offset + done)) }
-            guard n > 0 else { return XCTFail("write: \(String(cString: strerror(errno)))") }
-            done += n
-        }
-    }
-
     func testPartsGoWhileTheFileIsWritten() throws {
         try E2EGate.require(apache: false)
         let moto = try ServerRequirement.moto(bucket: "favfs-stream")
@@ -35,12 +26,12 @@ final class StreamingUploadS3EndToEndTests: XCTestCase {
         let first = StreamingUploadEndToEndTests.pattern(11 << 20), second = StreamingUploadEndToEndTests.pattern(6 << 20, seed: 4)
         let fd = open(m.path + "/big.bin", O_CREAT | O_WRONLY | O_EXCL, 0o644)
         XCTAssertGreaterThanOrEqual(fd, 0)
-        write(fd, first, at: 0)
+        StreamingUploadEndToEndTests.write(fd, first, at: 0)
         // moto logs each request line: the first parts are PUT while the file is still open.
         let parts = { moto.log().split(separator: "\n").filter { $0.contains("PUT /favfs-stream/big.bin?") && $0.contains("partNumber=") }.count }
         XCTAssertTrue(waitUntil(30) { parts() >= 2 }, "no part was sent while the file was written:\n\(moto.log().suffix(2000))")
         XCTAssertNil(try moto.get("big.bin"), "the object must appear only whole")
-        write(fd, second, at: first.count)
+        StreamingUploadEndToEndTests.write(fd, second, at: first.count)
         XCTAssertEqual(close(fd), 0)
         XCTAssertTrue(try m.unmount().succeeded)
         XCTAssertEqual(try moto.get("big.bin"), Data(first + second))
@@ -57,10 +48,10 @@ final class StreamingUploadS3EndToEndTests: XCTestCase {
         var model = StreamingUploadEndToEndTests.pattern(12 << 20, seed: 2)
         let fd = open(m.path + "/edited.bin", O_CREAT | O_WRONLY, 0o644)
         XCTAssertGreaterThanOrEqual(fd, 0)
-        write(fd, model, at: 0)
+        StreamingUploadEndToEndTests.write(fd, model, at: 0)
         XCTAssertTrue(waitUntil(30) { moto.log().contains("PUT /favfs-stream2/edited.bin?") }, "the stream did not start")
         let patch = [UInt8](repeating: 0x42, count: 10_000)
-        write(fd, patch, at: 1_000)
+        StreamingUploadEndToEndTests.write(fd, patch, at: 1_000)
         model.replaceSubrange(1_000..<11_000, with: patch)
         XCTAssertEqual(close(fd), 0)
         XCTAssertTrue(try m.unmount().succeeded)
