@@ -39,6 +39,7 @@ def parse_args(argv):
     p.add_argument("--workdir", default="/tmp/favfs-bench", help="data, server, mounts and caches (reused)")
     p.add_argument("--favfs-remote", choices=["auto", "dav", "file"], default="auto",
                    help="favfs over WebDAV, or over file:// of the same data; auto = dav if it mounts, else file")
+    p.add_argument("--favfs-args", default="", help="extra options for favfs mount, e.g. '--no-xattrs' (to measure a lever)")
     p.add_argument("--timeout", type=int, default=600, help="seconds any one command may take (default 600)")
     p.add_argument("--results", default=os.path.join(HERE, "results"), help="where JSON and latest.md go")
     p.add_argument("--list", action="store_true", help="list the cases of the chosen scale and exit")
@@ -120,6 +121,7 @@ def main(argv):
         server.start()
         log(f"apache mod_dav at {server.url}")
         ctx = casemod.Context(args.workdir, ds, server, favfs_bin, None, args.timeout, log)
+        ctx.favfs_args = shlex.split(args.favfs_args)
         kind, remote = ("-", "-")
         if "favfs" in tools:
             kind, remote = choose_remote(args, ctx, server, ds)
@@ -155,7 +157,7 @@ def main(argv):
             "command": " ".join(shlex.quote(a) for a in ["bench/run.sh"] + argv),
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "scale": scale.name, "runs": args.runs, "machine": report.machine(),
-            "favfs_binary": favfs_bin, "favfs_commit": git_commit(favfs_bin),
+            "favfs_binary": favfs_bin, "favfs_commit": git_commit(favfs_bin), "favfs_args": args.favfs_args,
             "favfs_remote_kind": kind, "favfs_remote": remote,
             "favfs_remote_note": getattr(ctx, "remote_note", ""),
             "rclone_version": rc_ver[0] if rc_ver else "?",

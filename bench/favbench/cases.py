@@ -47,6 +47,7 @@ class Context:
         self.log = log
         self.rss = {}           # tool -> peak RSS KiB seen during the current measurement
         self.cpu = {}           # tool -> daemon CPU seconds used in the current measurement
+        self.favfs_args = []    # extra `favfs mount` options (--favfs-args)
         self._serial = 0
 
     # -- mounts ------------------------------------------------------------------------
@@ -59,7 +60,7 @@ class Context:
     def make_mount(self, tool, cache_dir):
         mnt = os.path.join(self.workdir, "mnt", tool)
         if tool == "favfs":
-            return FavfsMount(self.favfs_bin, self.favfs_remote, mnt, cache_dir)
+            return FavfsMount(self.favfs_bin, self.favfs_remote, mnt, cache_dir, extra=self.favfs_args)
         return RcloneMount(self.server.url, mnt, cache_dir)
 
     @contextlib.contextmanager

@@ -66,8 +66,9 @@ class Mount:
 class FavfsMount(Mount):
     kind = "favfs"
 
-    def __init__(self, binary, remote, mnt, cache_dir, cache_size="20G"):
+    def __init__(self, binary, remote, mnt, cache_dir, cache_size="20G", extra=()):
         super().__init__(mnt, cache_dir)
+        self.extra = list(extra)
         self.binary = binary
         self.remote = remote
         self.cache_size = cache_size
@@ -75,7 +76,7 @@ class FavfsMount(Mount):
 
     def mount(self, timeout=120):
         proc.run([self.binary, "mount", self.mnt, "--remote", self.remote,
-                  "--cache-dir", self.cache_dir, "--cache-size", self.cache_size], timeout=timeout)
+                  "--cache-dir", self.cache_dir, "--cache-size", self.cache_size, *self.extra], timeout=timeout)
         self._after_mount()
         return self
 

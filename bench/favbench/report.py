@@ -109,7 +109,8 @@ def write(results_dir, meta, records, stamp):
         f"- command: `{meta['command']}`",
         f"- date: {meta['date']}, scale: {meta['scale']}, runs: {meta['runs']} (medians shown)",
         f"- machine: {m['nproc']} cores, {m['ram_gib']} GiB RAM, kernel {m['kernel']}",
-        f"- favfs: {meta['favfs_binary']} (commit {meta['favfs_commit']}), remote **{meta['favfs_remote_kind']}** `{meta['favfs_remote']}`",
+        f"- favfs: {meta['favfs_binary']} (commit {meta['favfs_commit']}), remote **{meta['favfs_remote_kind']}** `{meta['favfs_remote']}`"
+        + (f", mounted with `{meta['favfs_args']}`" if meta.get("favfs_args") else ""),
         *([f"- note: {meta['favfs_remote_note']}"] if meta.get("favfs_remote_note") else []),
         f"- rclone: {meta['rclone_version']} (`rclone mount :webdav: --vfs-cache-mode full`); server: Apache mod_dav on 127.0.0.1",
         f"- JSON: `{os.path.basename(jpath)}`", "",
