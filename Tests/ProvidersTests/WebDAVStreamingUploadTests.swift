@@ -99,6 +99,41 @@ final class WebDAVStreamingUploadTests: XCTestCase {
         XCTAssertNil(served("short.bin"))
     }
 
+    func testAServerThatRefusesChunkedBodiesIsNotAskedAgain() async throws {
+        // Apache answering 411 Length Required to a chunked body, as servers that need the length first do.
+        let strict = try ApacheServer(extraConfig: """
+            LoadModule rewrite_module /usr/lib/apache2/modules/mod_rewrite.so
+            RewriteEngine On
+            RewriteCond %{HTTP:Transfer-Encoding} chunked [NC]
+            RewriteRule ^ - [R=411]
+            """)
+        try strict.start()
+        defer { strict.remove() }
+        let p = WebDAVWritingTests.makeProvider(strict)
+        let data = Self.pattern(count: 1_000_000)
+        append(data, at: 0)
+        let content = GrowingContent(length: Int64(data.count))
+        content.finish(length: Int64(data.count))
+        do {
+            _ = try await p.uploadStreaming(ItemIdentifier("/first.bin"), fd: fd, content: content)
+            XCTFail("a 411 must fail the stream")
+        } catch let error as ProviderError {
+            XCTAssertEqual(error.status, 411, "\(error)")
+        }
+        do {
+            _ = try await p.uploadStreaming(ItemIdentifier("/second.bin"), fd: fd, content: content)
+            XCTFail("the second stream must not be tried")
+        } catch let error as ProviderError {
+            XCTAssertEqual(error.kind, .notSupported, "\(error)")
+        }
+        let puts = strict.accessLogLines().filter { $0.hasPrefix("PUT ") }
+        XCTAssertEqual(puts.count, 1, "one refused PUT, then none: \(puts)")
+        // The ordinary upload (a length) still works there.
+        let whole = try await p.upload(ItemIdentifier("/second.bin"), from: ContentSource(fd: fd, length: Int64(data.count)),
+                                       precondition: .mustNotExist)
+        XCTAssertEqual(whole.size, Int64(data.count))
+    }
+
     func testANameTakenAtTheServerIsExistsAndKeepsItsContent() async throws {
         let data = Self.pattern(count: 1_000_000)
         append(data, at: 0)

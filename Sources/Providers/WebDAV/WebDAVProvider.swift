@@ -31,6 +31,8 @@ public final class WebDAVProvider: Provider {
     let log = Logger(label: "favfs.webdav")
     /// Set when the server showed it has no WebDAV locks (see WebDAVProvider+Locking.swift).
     let lockingUnsupported = OnceFlag()
+    /// Set when the server refused a chunked PUT (411, 501): files upload whole at their close.
+    let chunkedUploadsRefused = OnceFlag()
     /// LOCK and UNLOCK go one at a time (see SerialGate).
     let lockRequests = SerialGate()
 
