@@ -34,12 +34,17 @@ public final class GrowingContent: @unchecked Sendable {
     /// The transport's question: what may be sent from `offset`? `.wait` keeps `wake` to call
     /// once the answer changes (exactly once).
     public func poll(offset: Int64, wake: @escaping @Sendable () -> Void) -> State {
+        poll(offset: offset, wakeAt: offset + Self.wakeBatch, wake: wake)
+    }
+
+    /// `poll`, waking the waiter once the file holds `wakeAt` bytes (or ends, or is given up).
+    private func poll(offset: Int64, wakeAt: Int64, wake: @escaping @Sendable () -> Void) -> State {
         lock.withLock {
             if let abandonReason { return .abandoned(abandonReason) }
             if offset < length { return .available(upTo: length) }
             if ended { return .ended(length: length) }
             waker = wake
-            wakeAt = offset + Self.wakeBatch
+            self.wakeAt = wakeAt
             return .wait
         }
     }
@@ -50,7 +55,8 @@ public final class GrowingContent: @unchecked Sendable {
     public func bytes(upTo target: Int64) async -> State {
         while true {
             let state: State = await withCheckedContinuation { c in
-                let now = poll(offset: max(0, target - 1)) { c.resume(returning: .wait) }
+                // Woken when the part is complete, not a batch past it.
+                let now = poll(offset: max(0, target - 1), wakeAt: target) { c.resume(returning: .wait) }
                 if now != .wait { c.resume(returning: now) }
             }
             if state != .wait { return state }
