@@ -56,7 +56,7 @@ struct ProviderMountEndToEndTests {
 
         for (path, data) in files {
             let local = m.mountPoint.appendingPathComponent(path).path
-            let got = FileManager.default.contents(atPath: local)
+            let got = Descriptors.contents(of: local)
             #expect(got == data, "\(path): \(got?.count ?? -1) bytes through the mount, \(data.count) on the server")
         }
         // Every folder lists exactly what the server has.

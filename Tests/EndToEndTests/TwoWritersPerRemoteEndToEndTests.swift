@@ -40,7 +40,7 @@ struct TwoWritersPerRemoteEndToEndTests {
         for round in 0..<rounds {
             let rel = "\(root)/r\(round)/\(name)"
             for m in [a, b] {
-                #expect(FileManager.default.contents(atPath: m.path + "/" + rel) == Data("base \(round)\n".utf8), "round \(round): base")
+                #expect(Descriptors.contents(of: m.path + "/" + rel) == Data("base \(round)\n".utf8), "round \(round): base")
             }
             let skew = UInt32(rng.next() % 4_000)
             steps.append("round \(round): A and B rewrite \(rel) (B \(skew) µs later)")
@@ -68,7 +68,7 @@ struct TwoWritersPerRemoteEndToEndTests {
         for round in 0..<rounds {
             let folder = c.path + "/\(root)/r\(round)"
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-            let contents = Set(names.compactMap { FileManager.default.contents(atPath: folder + "/" + $0).map { String(decoding: $0, as: UTF8.self) } })
+            let contents = Set(names.compactMap { Descriptors.contents(of: folder + "/" + $0).map { String(decoding: $0, as: UTF8.self) } })
             conflicts += names.filter { $0.contains("(conflict ") }.count
             for writer in ["A", "B"] where !contents.contains("\(writer) \(round)\n") {
                 let story = steps.filter { $0.hasPrefix("round \(round):") }.joined(separator: "\n")
