@@ -14,13 +14,13 @@ RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 # moto_server (S3, pinned: the test launcher adjusts how this version checks signatures),
 # pyftpdlib + pyOpenSSL (FTP/FTPS), Pillow (the Favart fixture's previews). Packaging and its check:
 # dpkg-dev (dpkg-shlibdeps), binutils (strip, readelf), man-db, bash-completion (its loader),
-# passwd (useradd), util-linux (runuser).
+# passwd (useradd), util-linux (runuser), strace (counts what `ls -l` asks of a mount).
 setup:
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    libfuse3-dev fuse3 libcurl4-openssl-dev libsqlite3-dev libjpeg62-turbo-dev libpng-dev pkg-config \
 	    apache2 apache2-utils nginx openssh-server openssh-client openssl python3 python3-pip curl ca-certificates \
-	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux
+	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux strace
 	python3 -m pip install -q 'moto[server]==5.2.1' pyftpdlib pyopenssl pillow
 
 build:

@@ -4,13 +4,13 @@ import FavFSCore
 
 /// Extended attributes: favfs's own (`user.favfs.*`, see `Domain+ItemState`), answered on the
 /// worker thread from memory. The kernel asks for `security.capability` before every write and
-/// for ACLs (`system.posix_acl_*`) on `ls -l`: everything outside `user.favfs.` is answered
-/// ENODATA at once, before any lookup.
+/// for a SELinux label and ACLs on `ls -l`: everything outside `user.favfs.` is answered at once,
+/// before any lookup (`security.*`/`system.*` ENOTSUP, other `user.*` ENODATA).
 extension Bridge {
     static let ownPrefix = "user.favfs."
 
     func getxattr(_ req: Request, _ ino: UInt64, _ name: String, _ size: Int) {
-        guard name.hasPrefix(Self.ownPrefix) else { return req.fail(ENODATA) }
+        guard name.hasPrefix(Self.ownPrefix) else { return req.fail(Self.foreignNamespace(name) ? ENOTSUP : ENODATA) }
         guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
         guard let value = domain.extendedAttribute(name, of: id) else { return req.fail(ENODATA) }
         replyXattr(req, Array(value.utf8), size)
@@ -34,7 +34,7 @@ extension Bridge {
 
     func removexattr(_ req: Request, _ ino: UInt64, _ name: String) {
         guard name == Domain.pinAttribute else {
-            return req.fail(name.hasPrefix(Self.ownPrefix) ? EPERM : ENODATA)
+            return req.fail(name.hasPrefix(Self.ownPrefix) ? EPERM : Self.foreignNamespace(name) ? ENOTSUP : ENODATA)
         }
         setPinned(req, ino, false)
     }
@@ -60,5 +60,14 @@ extension Bridge {
         bytes.withUnsafeBufferPointer { buf in
             _ = req.reply { fuse_reply_buf($0, UnsafeRawPointer(buf.baseAddress).map { $0.assumingMemoryBound(to: CChar.self) }, bytes.count) }
         }
+    }
+}
+
+extension Bridge {
+    /// Namespaces no remote can hold (`security.*`, `system.*`). Reading them is `ENOTSUP`, not
+    /// `ENODATA`: `ls -l` then stops asking for the SELinux label of every later file on the
+    /// mount (coreutils remembers a device that does not support it), one round trip per file.
+    static func foreignNamespace(_ name: String) -> Bool {
+        name.hasPrefix("security.") || name.hasPrefix("system.")
     }
 }
