@@ -108,6 +108,11 @@ final class WebDAVWritingTests: XCTestCase {
         XCTAssertNotNil(item.version)
         XCTAssertNotNil(item.modified)
         XCTAssertEqual(served("/new.txt"), "fresh")
+        // Read back with a HEAD: the same version, size and time a PROPFIND lists.
+        let listed = try await provider.item(for: ItemIdentifier("/new.txt"))
+        XCTAssertEqual(item.contentTag, listed.contentTag)
+        XCTAssertEqual(item.size, listed.size)
+        XCTAssertEqual(item.modified, listed.modified)
         let error = await expectError(.exists, status: 412, path: "/new.txt") { _ = try await self.upload("/new.txt", "again", .mustNotExist) }
         XCTAssertEqual(error?.detail, "PUT failed: 412 Precondition Failed")
         XCTAssertEqual(served("/new.txt"), "fresh")

@@ -3,7 +3,7 @@ import FavFSCore
 import Foundation
 
 /// The write side: PUT, MKCOL, DELETE, MOVE. Each call is one remote operation (plus a
-/// PROPFIND Depth 0 for the resulting item's size, mtime and ETag). Apache mod_dav keeps no
+/// HEAD, or for a folder a PROPFIND Depth 0, for the resulting item's size, mtime and ETag). Apache mod_dav keeps no
 /// modification times it is given and has no symbolic links: `setModified` and `createSymlink`
 /// keep the protocol's defaults (`.notSupported`).
 extension WebDAVProvider: WritableProvider {
@@ -201,6 +201,7 @@ extension WebDAVProvider: WritableProvider {
     /// is done, so a failing PROPFIND must not report it as failed: the caller gets what is known
     /// (`fallback`) and the next listing refreshes it.
     func itemAfterChange(_ id: ItemIdentifier, isFolder: Bool, fallback: Item, method: String) async -> Item {
+        if !isFolder, let item = await headItem(id) { return item }
         do {
             return try await single(id, isFolder: isFolder)
         } catch {
@@ -209,5 +210,19 @@ extension WebDAVProvider: WritableProvider {
             ])
             return fallback
         }
+    }
+
+    /// A file's size, mtime and ETag from a HEAD: what a PUT's answer lacks (Apache sends no
+    /// ETag with it), for a fraction of a PROPFIND's cost on both ends (no dead-property lookup,
+    /// no XML to write, spool and parse; copying 2,000 small files spent 8% of favfs's CPU on
+    /// those PROPFINDs). The ETag is the one conditional requests compare (Apache gives PROPFIND
+    /// the same). Nil, for a PROPFIND instead, unless the answer is a 200 with an ETag and a length.
+    private func headItem(_ id: ItemIdentifier) async -> Item? {
+        let request = CurlRequest(method: "HEAD", url: paths.url(for: id, isFolder: false), credentials: configuration.credentials)
+        guard let response = try? await transport.perform(request), response.status == 200,
+              let etag = response.headers["etag"], !etag.isEmpty,
+              let length = response.headers["content-length"].flatMap({ Int64($0) }), length >= 0 else { return nil }
+        return Item(identifier: id, kind: .file, size: length,
+                    modified: response.headers["last-modified"].flatMap(HTTPDate.parse), version: etag)
     }
 }
