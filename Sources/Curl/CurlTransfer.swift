@@ -269,9 +269,17 @@ final class CurlTransfer: @unchecked Sendable {
             return
         }
         guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = Self.trimmed(line[..<colon]).lowercased()
+        let value = String(Self.trimmed(line[line.index(after: colon)...]))
         if let old = headers[name] { headers[name] = old + ", " + value } else { headers[name] = value }
+    }
+
+    /// `text` without the spaces, tabs and line ends HTTP allows around a header's name and
+    /// value (Foundation's `trimmingCharacters` was 3% of favfs's CPU copying small files).
+    static func trimmed(_ text: Substring) -> Substring {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
+        guard let first = text.firstIndex(where: { !blank($0) }), let last = text.lastIndex(where: { !blank($0) }) else { return "" }
+        return text[first...last]
     }
 
     /// Returns the number of bytes consumed; anything else makes curl abort with a write error.
