@@ -54,6 +54,19 @@ extension Bridge {
 
     func setattr(_ req: Request, _ ino: UInt64, _ attr: stat, _ toSet: Int32, _ fh: UInt64?) {
         guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
+        let changesContent = favfs_set_attr_size(toSet) != 0 || favfs_set_attr_mtime(toSet) != 0
+            || favfs_set_attr_mtime_now(toSet) != 0
+        if !changesContent {
+            // Only modes, owners or atime, which no remote keeps: answered here, with no task
+            // to start (`tar x` sends a chown and a chmod for every file it makes).
+            if (favfs_set_attr_mode(toSet) != 0 || favfs_set_attr_owner(toSet) != 0) && !domain.isWritable {
+                return req.fail(ProviderError(.readOnly, detail: "read-only mount"))
+            }
+            guard let item = domain.cachedItem(id) else { return req.fail(ProviderError(.notFound, path: id.rawValue, detail: "gone")) }
+            var st = stat(of: item, as: id, inode: ino)
+            req.reply { fuse_reply_attr($0, &st, options.attrTimeout) }
+            return
+        }
         deadline(req, "setattr")
         Task {
             do {
