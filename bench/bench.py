@@ -113,6 +113,8 @@ def main(argv):
         sys.exit(f"bench: no favfs binary at {favfs_bin} (swift build -c release, or set FAVFS_BIN)")
 
     mounts.unmount_stale(os.path.join(args.workdir, "mnt"))
+    proc.TRASH = os.path.join(args.workdir, "trash")
+    proc.empty_trash()  # a run that was killed left it
     ds.ensure(log=log)
     server = ApacheServer(os.path.join(args.workdir, "apache"), ds.files)
     cleanup = install_cleanup(server)
@@ -177,6 +179,7 @@ def main(argv):
         failed = True
     finally:
         cleanup()
+        proc.empty_trash()
     return 1 if failed else 0
 
 

@@ -54,7 +54,7 @@ class Context:
     def _fresh_cache(self, tool):
         self._serial += 1
         d = os.path.join(self.workdir, "cache", f"{tool}-{self._serial}")
-        shutil.rmtree(d, ignore_errors=True)
+        proc.discard(d)
         return d
 
     def make_mount(self, tool, cache_dir):
@@ -83,7 +83,7 @@ class Context:
         finally:
             m.unmount(keep_cache=True) if keep_cache and tool == "favfs" else m.unmount()
             if own:
-                shutil.rmtree(cache_dir, ignore_errors=True)
+                proc.discard(cache_dir)
 
     # -- primitives --------------------------------------------------------------------
     def probe(self, *args):
@@ -185,7 +185,7 @@ def seq_warm_remount(size):
                 ctx.drop()
                 return ctx.read_rate([m.path(rel)])
         finally:
-            shutil.rmtree(cache, ignore_errors=True)
+            proc.discard(cache)
     return Case(f"seq_warm_remount_{human(size)}", "MB/s", True, ["favfs", "rclone"], measure,
                 "read once, unmount (favfs --keep-cache), remount on the same cache folder, page cache dropped, read again")
 
@@ -276,7 +276,7 @@ def ls_remount(rel):
                 ctx.drop()
                 return ctx.timed_quiet(["ls", "-l", m.path(rel)])
         finally:
-            shutil.rmtree(cache, ignore_errors=True)
+            proc.discard(cache)
     return Case(f"ls_remount_{rel}", "s", False, ["favfs", "rclone"], measure,
                 "ls -l after unmount and remount with the same cache folder")
 
@@ -339,7 +339,8 @@ def all_cases(ds):
     for rel in [ds.small_dir()] + [ds.list_dir(c) for c in s.list_counts]:
         cases.append(ls_cold(rel))
         cases.append(ls_remount(rel))
-    cases.append(find_tree(ds.tree_dir(), s.tree_folders))
+    for folders, items in s.trees:
+        cases.append(find_tree(ds.tree_dir(items), folders))
     from .writes import write_cases  # writes builds on this module's Case
     cases += write_cases(ds)
     return cases

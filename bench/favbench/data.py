@@ -18,16 +18,16 @@ class Scale:
     read_sizes: list            # bytes of each sequential-read file
     list_counts: list           # entries of each listing folder (zero-byte files)
     small_files: int            # a folder of small files (1-8 KiB each), listed with ls -l
-    tree_folders: int           # the find tree: this many folders ...
-    tree_items: int             # ... holding this many items in all (folders included)
+    trees: list                 # find trees: (folders, items in all, folders included)
     parallel: tuple             # (files, bytes each) read in parallel
     fio_runtime: int            # seconds of random reads
     write_small_files: int = 2000  # files of 100 B-60 KB copied into the mount
 
 
 SCALES = {
-    "quick": Scale("quick", [64 * MiB], [1000], 1000, 10, 1000, (8, 16 * MiB), 3, 500),
-    "full": Scale("full", [64 * MiB, GiB], [1000, 10000, 100000], 5000, 100, 10000, (8, 128 * MiB), 10),
+    "quick": Scale("quick", [64 * MiB], [1000], 1000, [(10, 1000)], (8, 16 * MiB), 3, 500),
+    "full": Scale("full", [64 * MiB, GiB], [1000, 10000, 100000], 5000, [(100, 10000), (500, 50000)],
+                  (8, 128 * MiB), 10),
 }
 
 
@@ -58,8 +58,8 @@ class DataSet:
     def small_dir(self):
         return f"small-{self.scale.small_files}"
 
-    def tree_dir(self):
-        return f"tree-{self.scale.tree_items}"
+    def tree_dir(self, items):
+        return f"tree-{items}"
 
     def parallel_files(self):
         n, size = self.scale.parallel
@@ -77,7 +77,8 @@ class DataSet:
         for count in s.list_counts:
             self._once(self.list_dir(count), lambda p, c=count: _empty_files(p, c), log)
         self._once(self.small_dir(), lambda p: _small_files(p, s.small_files), log)
-        self._once(self.tree_dir(), lambda p: _tree(p, s.tree_folders, s.tree_items), log)
+        for folders, items in s.trees:
+            self._once(self.tree_dir(items), lambda p, f=folders, i=items: _tree(p, f, i), log)
         n, size = s.parallel
         self._once(os.path.dirname(self.parallel_files()[0]), lambda p: _parallel(p, n, size), log)
 
