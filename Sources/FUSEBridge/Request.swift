@@ -48,10 +48,10 @@ struct Request: @unchecked Sendable {
     func answerWithin(_ seconds: Double, what: @autoclosure @escaping @Sendable () -> String, log: @escaping @Sendable (String) -> Void) {
         guard seconds > 0 else { return }
         let me = self
-        gate.setTimer(Task {
-            // Cancelled by the reply (a cold read must not leave a sleeping task per request).
-            do { try await Task.sleep(nanoseconds: UInt64(seconds * 1e9)) } catch { return }
+        // Cancelled by the reply, so a cold read leaves no deadline behind per request.
+        gate.setTimer(DeadlineTimer.shared.add(after: seconds) {
             if me.gate.claim() {
+                InterruptTable.shared.remove(me.gate.interruptKey)
                 log("\(what()): no answer from the remote within \(seconds) s; answered ETIMEDOUT (the work goes on in the background)")
                 fuse_reply_err(me.raw, ETIMEDOUT)
             }
@@ -65,20 +65,21 @@ final class ReplyGate: @unchecked Sendable {
     private var answered = false
     /// The request's key in `InterruptTable` (0: none); set before the work starts.
     var interruptKey: UInt = 0
-    private var timer: Task<Void, Never>?
+    /// The deadline's key in `DeadlineTimer` (0: none).
+    private var timer: UInt = 0
 
     /// The deadline's timer; cancelled at once if the request was answered meanwhile.
-    func setTimer(_ t: Task<Void, Never>) {
+    func setTimer(_ key: UInt) {
         let done = lock.withLock { () -> Bool in
             if answered { return true }
-            timer = t
+            timer = key
             return false
         }
-        if done { t.cancel() }
+        if done { DeadlineTimer.shared.cancel(key) }
     }
 
     func cancelTimer() {
-        lock.withLock { () -> Task<Void, Never>? in defer { timer = nil }; return timer }?.cancel()
+        DeadlineTimer.shared.cancel(lock.withLock { () -> UInt in defer { timer = 0 }; return timer })
     }
 
     /// True for the first caller only.
