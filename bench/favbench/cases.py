@@ -81,7 +81,8 @@ class Context:
             if cpu0 is not None and cpu1 is not None:
                 self.cpu[tool] = self.cpu.get(tool, 0) + cpu1 - cpu0
         finally:
-            m.unmount(keep_cache=True) if keep_cache and tool == "favfs" else m.unmount()
+            # A cache of our own is discarded whole (see proc.discard): favfs need not evict it.
+            m.unmount(keep_cache=True) if (keep_cache or own) and tool == "favfs" else m.unmount()
             if own:
                 proc.discard(cache_dir)
 
