@@ -35,7 +35,7 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="small scale for development (64 MiB file, 1,000 entries)")
     p.add_argument("--runs", type=int, default=3, help="runs per case and tool (default 3); medians are reported")
     p.add_argument("--cases", default="", help="comma-separated case names, prefixes or globs (default: all)")
-    p.add_argument("--tools", default="curl,curl-file,favfs,rclone,disk", help="tools to run (default: all five)")
+    p.add_argument("--tools", default="curl,curl-file,curl-par,favfs,rclone,disk", help="tools to run (default: all six)")
     p.add_argument("--workdir", default="/tmp/favfs-bench", help="data, server, mounts and caches (reused)")
     p.add_argument("--favfs-remote", choices=["auto", "dav", "file"], default="auto",
                    help="favfs over WebDAV, or over file:// of the same data; auto = dav if it mounts, else file")

@@ -8,6 +8,19 @@ extension Bridge {
     func create(_ req: Request, _ parent: UInt64, _ name: String, _ fi: fuse_file_info) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
         let exclusive = withUnsafePointer(to: fi) { favfs_fi_flags($0) } & O_EXCL != 0
+        do {
+            // A name the listing in memory says is free: all local, answered here.
+            if let (item, handle) = try domain.createImmediately(parentId, name) {
+                var e = entry(for: item)
+                var fi = fi
+                fi.fh = handle
+                req.reply { fuse_reply_create($0, &e, &fi) }
+                return
+            }
+        } catch {
+            log.info("create \(parentId.child(name)): \(error)")
+            return req.fail(error)
+        }
         deadline(req, "create")
         Task {
             do {

@@ -41,6 +41,19 @@ final class Bridge: @unchecked Sendable {
 
     func lookup(_ req: Request, _ parent: UInt64, _ name: String) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        switch domain.lookupImmediately(parentId, name) {
+        case .found(let item)?:
+            var e = entry(for: item)
+            if !req.reply({ fuse_reply_entry($0, &e) }) { inodes.forget(UInt64(e.ino), 1) }
+            return
+        case .absent?:
+            var e = fuse_entry_param()   // a negative entry, cached for entry_timeout
+            e.entry_timeout = options.entryTimeout
+            req.reply { fuse_reply_entry($0, &e) }
+            return
+        case nil:
+            break
+        }
         deadline(req, "lookup")
         Task {
             do {

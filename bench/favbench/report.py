@@ -4,8 +4,8 @@ import os
 import platform
 import statistics
 
-TOOLS = ["curl", "curl-file", "favfs", "rclone", "disk"]
-RATIOS = [("favfs/curl", "curl"), ("favfs/curl-file", "curl-file"), ("favfs/rclone", "rclone"), ("favfs/disk", "disk")]
+TOOLS = ["curl", "curl-file", "curl-par", "favfs", "rclone", "disk"]
+RATIOS = [("favfs/curl", "curl"), ("favfs/curl-file", "curl-file"), ("favfs/curl-par", "curl-par"), ("favfs/rclone", "rclone"), ("favfs/disk", "disk")]
 
 
 def summarize(case, values, errors, rss, cpu=None):

@@ -44,6 +44,11 @@ def _warm(paths):
                 pass
 
 
+def _parallel(tool):
+    """curl-par: 8 transfers at a time (the server's limit on this machine, not one client's)."""
+    return ["--parallel", "--parallel-max", "8"] if tool == "curl-par" else []
+
+
 def _sources(ctx):
     d = os.path.join(ctx.workdir, "write-sources")
     os.makedirs(d, exist_ok=True)
@@ -121,8 +126,9 @@ def write_small(count):
         dest_dir = _uploads_dir(ctx)
         expected = [(os.path.join(dest_dir, "s", n), os.path.getsize(os.path.join(src, n))) for n in names]
         try:
-            if tool == "curl":
-                # The limit the issue names: PUT one after another over one connection.
+            if tool in ("curl", "curl-par"):
+                # The limit the issue names: PUT one after another over one connection; and
+                # curl-par, 8 PUTs at a time: what the server can take on this machine.
                 ctx.curl("-X", "MKCOL", ctx.url(f"{UPLOADS}/s/"))
                 config = os.path.join(ctx.workdir, "write-sources", f"put-{count}.curl")
                 with open(config, "w") as f:
@@ -131,7 +137,7 @@ def write_small(count):
                         f.write(f'upload-file = "{os.path.join(src, n)}"\nurl = "{ctx.url(f"{UPLOADS}/s/{n}")}"\n')
                 _warm(os.path.join(src, n) for n in names)
                 t0 = time.perf_counter()
-                ctx.curl("--config", config)
+                ctx.curl(*_parallel(tool), "--config", config)
                 return time.perf_counter() - t0
             if tool == "disk":
                 _warm(os.path.join(src, n) for n in names)
@@ -148,9 +154,9 @@ def write_small(count):
                 return time.perf_counter() - t0
         finally:
             proc.discard(dest_dir)
-    return Case(f"write_small_{count}", "s", False, ["curl", "favfs", "rclone", "disk"], measure,
+    return Case(f"write_small_{count}", "s", False, ["curl", "curl-par", "favfs", "rclone", "disk"], measure,
                 "cp -r of files of 100 B-60 KB into the mount, timed until all are on the server; "
-                "curl: PUT one after another over one connection; disk: cp -r + sync")
+                "curl: PUT one after another over one connection; curl-par: 8 at a time; disk: cp -r + sync")
 
 
 def tree_source(ctx, count):
@@ -190,19 +196,27 @@ def tar_x(count):
         expected = [(os.path.join(dest_dir, "t", rel), size) for rel, size in files]
         src_root = tarball[:-len(".tar")]
         try:
-            if tool == "curl":
+            if tool in ("curl", "curl-par"):
                 # MKCOL every folder (parents first), then PUT every file, one after another
-                # over one connection.
+                # over one connection (curl-par: the PUTs 8 at a time, after the MKCOLs).
                 config = os.path.join(_sources(ctx), f"tree-{count}.curl")
-                entries = [f'url = "{ctx.url(f"{UPLOADS}/t/")}"\nrequest = "MKCOL"\n']
-                entries += [f'url = "{ctx.url(f"{UPLOADS}/t/{d}/")}"\nrequest = "MKCOL"\n' for d in folders]
-                entries += [f'upload-file = "{os.path.join(src_root, rel)}"\nurl = "{ctx.url(f"{UPLOADS}/t/{rel}")}"\nheader = "Expect:"\n'
-                            for rel, _ in files]
+                mkcols = [f'url = "{ctx.url(f"{UPLOADS}/t/")}"\nrequest = "MKCOL"\n']
+                mkcols += [f'url = "{ctx.url(f"{UPLOADS}/t/{d}/")}"\nrequest = "MKCOL"\n' for d in folders]
+                puts = [f'upload-file = "{os.path.join(src_root, rel)}"\nurl = "{ctx.url(f"{UPLOADS}/t/{rel}")}"\nheader = "Expect:"\n'
+                        for rel, _ in files]
                 with open(config, "w") as f:
-                    f.write("next\n".join(entries))
+                    f.write("next\n".join(mkcols + puts))
+                with open(config + ".mkcol", "w") as f:
+                    f.write("next\n".join(mkcols))
+                with open(config + ".put", "w") as f:
+                    f.write("next\n".join(puts))
                 _warm(os.path.join(src_root, rel) for rel, _ in files)
                 t0 = time.perf_counter()
-                ctx.curl("--config", config)
+                if tool == "curl":
+                    ctx.curl("--config", config)
+                else:
+                    ctx.curl("--config", config + ".mkcol")
+                    ctx.curl(*_parallel(tool), "--config", config + ".put")
                 return time.perf_counter() - t0
             _warm([tarball])
             if tool == "disk":
@@ -220,9 +234,10 @@ def tar_x(count):
                 return time.perf_counter() - t0
         finally:
             proc.discard(dest_dir)
-    return Case(f"tar_x_{count}", "s", False, ["curl", "favfs", "rclone", "disk"], measure,
+    return Case(f"tar_x_{count}", "s", False, ["curl", "curl-par", "favfs", "rclone", "disk"], measure,
                 "tar x of a source tree (files of 100 B-60 KB, folders three deep) into the mount, timed until "
-                "all are on the server; curl: MKCOL each folder, then PUT each file, over one connection; disk: tar x + sync")
+                "all are on the server; curl: MKCOL each folder, then PUT each file, over one connection; curl-par: "
+                "the PUTs 8 at a time; disk: tar x + sync")
 
 
 def write_cases(ds):

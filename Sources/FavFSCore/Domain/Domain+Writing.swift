@@ -114,6 +114,12 @@ extension Domain {
             let (h, _) = try await openFile(id, write: true, truncate: true)
             return (cachedItem(id) ?? existing, h)
         }
+        return try createNew(id)
+    }
+
+    /// A new, empty file at `id`, dirty and open for writing: its journal row and placeholder,
+    /// its cache file. Local only.
+    func createNew(_ id: ItemIdentifier) throws -> (item: Item, handle: UInt64) {
         let item = Item(identifier: id, kind: .file, size: 0, modified: Self.now)
         log.debug("create \(id)")
         let recorded = try markDirty(id, isNew: true, placeholder: item)
@@ -121,7 +127,7 @@ extension Domain {
         // Recorded by `retain` (local content always is): no second write of the same record.
         let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: true)
         let h = addHandle(OpenFile(item: item, entry: entry, writable: true))
-        folderChanged(parent)
+        if let parent = id.parent { folderChanged(parent) }
         return (item, h)
     }
 
