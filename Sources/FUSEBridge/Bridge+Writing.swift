@@ -80,6 +80,23 @@ extension Bridge {
             req.reply { fuse_reply_attr($0, &st, options.attrTimeout) }
             return
         }
+        if favfs_set_attr_size(toSet) == 0 {
+            // A time for a file written here and not yet uploaded: kept for the upload, no
+            // network now, answered here (`tar x` sets it for every file it makes).
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            let ts = favfs_set_attr_mtime_now(toSet) != 0 ? now : attr.st_mtim
+            do {
+                if let item = try domain.setModifiedImmediately(id, Timestamp(seconds: Int64(ts.tv_sec), nanoseconds: Int32(ts.tv_nsec))) {
+                    var st = stat(of: item, as: id, inode: ino)
+                    req.reply { fuse_reply_attr($0, &st, options.attrTimeout) }
+                    return
+                }
+            } catch {
+                log.info("setattr \(id): \(error)")
+                return req.fail(error)
+            }
+        }
         deadline(req, "setattr")
         Task {
             do {

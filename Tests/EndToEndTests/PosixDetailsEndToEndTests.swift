@@ -89,6 +89,34 @@ final class PosixDetailsEndToEndTests: XCTestCase {
         XCTAssertEqual(st.st_mtim.tv_nsec, 987_654_321, "after a remount")
     }
 
+    /// As `tar x` does: the time set on a file still open and being written (answered at once,
+    /// kept for the upload) is the backing file's once uploaded, and survives a remount.
+    func testTimeSetWhileWritingReachesTheRemote() throws {
+        let m = try mountLocal()
+        let path = m.path + "/extracted.c"
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0, String(cString: strerror(errno)))
+        XCTAssertEqual(write(fd, "int x;\n", 7), 7)
+        let set = timespec(tv_sec: 1_500_000_000, tv_nsec: 123_456_789)
+        XCTAssertEqual(futimens(fd, [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2) /* UTIME_OMIT */, set]), 0, String(cString: strerror(errno)))
+        XCTAssertEqual(fchmod(fd, 0o644), 0)
+        var st = stat()
+        XCTAssertEqual(fstat(fd, &st), 0)
+        XCTAssertEqual(st.st_mtim.tv_sec, 1_500_000_000, "the mount, while open")
+        XCTAssertEqual(close(fd), 0)
+        XCTAssertTrue(waitUntil(30) {
+            var s = stat()
+            return stat(self.served.path + "/extracted.c", &s) == 0 && s.st_mtim.tv_sec == 1_500_000_000 && s.st_size == 7
+        }, "the backing file never got the time")
+        XCTAssertEqual(stat(served.path + "/extracted.c", &st), 0)
+        XCTAssertEqual(st.st_mtim.tv_nsec, 123_456_789)
+        XCTAssertEqual(try m.unmount().status, 0)
+        try m.mountOrThrow()
+        XCTAssertEqual(stat(path, &st), 0)
+        XCTAssertEqual(st.st_mtim.tv_sec, 1_500_000_000, "after a remount")
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "int x;\n")
+    }
+
     func testAFoldersMtimeMovesWhenItsEntriesChange() throws {
         let m = try mountLocal()
         let dir = m.path + "/dir"

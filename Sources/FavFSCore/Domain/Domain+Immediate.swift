@@ -37,3 +37,23 @@ extension Domain {
         return try createNew(id)
     }
 }
+
+extension Domain {
+    /// `setModified` of a dirty item (or one deleted while open): the time waits for the upload
+    /// (or dies with the item), so nothing goes to the remote now. Nil for any other item.
+    /// `tar x` sets the time of every file it has just written.
+    public func setModifiedImmediately(_ id: ItemIdentifier, _ time: Timestamp) throws -> Item? {
+        _ = try writer(id)
+        if let orphan = setOrphanModified(id, time) { return orphan }
+        guard var item = cachedItem(id) else { return nil }
+        item.modifiedTime = time
+        let deferred = lock.withLock { () -> Bool in
+            guard dirty[id] != nil else { return false }
+            dirty[id]!.pendingModified = time
+            return true
+        }
+        guard deferred else { return nil }
+        setPlaceholder(item, persist: false)
+        return item
+    }
+}
