@@ -54,7 +54,10 @@ public final class ContentCache: @unchecked Sendable {
     /// Opens (creating if needed) the content entry of `item` at `version`. Content cached for an
     /// older version is discarded — unless `local` (the item is dirty: the cache file holds the
     /// only copy of its content, whatever version it is recorded under). Balance with `release`.
-    func retain(item: Item, version: String, asHandle: Bool, local: Bool = false) throws -> ContentEntry {
+    ///
+    /// `recordLater`: a new entry is not recorded here; the caller records it in its own
+    /// transaction and then calls `recorded(_:)` (until then the file goes with a release).
+    func retain(item: Item, version: String, asHandle: Bool, local: Bool = false, recordLater: Bool = false) throws -> ContentEntry {
         lock.lock(); defer { lock.unlock() }
         if let e = entries[item.identifier] {
             let replaced = e.withLock { () -> Bool in
@@ -100,7 +103,9 @@ public final class ContentCache: @unchecked Sendable {
         e.users = 1
         if asHandle { e.openHandles = 1 }
         entries[item.identifier] = e
-        if record == nil && !local {
+        if record == nil && recordLater {
+            e.recorded = false
+        } else if record == nil && !local {
             // A new, empty entry: nothing to record until bytes arrive (the download records
             // it). No database write on open: a large listing being saved holds the write lock
             // for up to a second, and a first read must not wait behind it.
@@ -414,6 +419,11 @@ public final class ContentCache: @unchecked Sendable {
             if size > e.size { e.ranges.insert(e.size..<size) } else { e.ranges.clamp(to: size) }
             e.size = size
         }
+    }
+
+    /// A `recordLater` entry's record was written by the caller.
+    func recorded(_ e: ContentEntry) {
+        e.withLock { e.recorded = true; e.savedBytes = e.ranges.count }
     }
 
     /// Persists an entry's ranges and size now (after local writes).

@@ -64,7 +64,8 @@ extension Domain {
     /// `placeholder` (a file created here) is recorded in the journal row's transaction. True
     /// when a journal row was written (the item was clean).
     @discardableResult
-    func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil) throws -> Bool {
+    func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil,
+                   content record: PlaceholderStore.ContentRecord? = nil) throws -> Bool {
         let (exists, base) = lock.withLock { () -> (Bool, String?) in
             guard dirty[id] != nil else { return (false, isNew ? nil : cachedItemLocked(id)?.version) }
             dirty[id]!.generation += 1
@@ -74,10 +75,10 @@ extension Domain {
         if exists { return false }
         let j = PlaceholderStore.JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Self.now)
         do {
-            try store.saveJournal(j, with: placeholder)
+            try store.saveJournal(j, with: placeholder, content: record)
         } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id) > 0 {
             // The cache disk is full: clean content made room; the journal row must be written.
-            do { try store.saveJournal(j, with: placeholder) } catch { throw self.error(.noSpace, id, "cannot record the change: \(error)") }
+            do { try store.saveJournal(j, with: placeholder, content: record) } catch { throw self.error(.noSpace, id, "cannot record the change: \(error)") }
         } catch {
             throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot record the change: \(error)")
         }
@@ -122,10 +123,22 @@ extension Domain {
     func createNew(_ id: ItemIdentifier) throws -> (item: Item, handle: UInt64) {
         let item = Item(identifier: id, kind: .file, size: 0, modified: Self.now)
         log.debug("create \(id)")
-        let recorded = try markDirty(id, isNew: true, placeholder: item)
-        setPlaceholder(item, persist: !recorded)
-        // Recorded by `retain` (local content always is): no second write of the same record.
-        let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: true)
+        // The cache file first, then one transaction: journal row, placeholder, content record.
+        let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: true, recordLater: true)
+        let recorded: Bool
+        do {
+            recorded = try markDirty(id, isNew: true, placeholder: item, content: entry.withLock { entry.record })
+        } catch {
+            content.release(entry, asHandle: true)
+            throw error
+        }
+        if recorded {
+            content.recorded(entry)
+            setPlaceholder(item, persist: false)
+        } else {
+            setPlaceholder(item)
+            content.persist(entry)
+        }
         let h = addHandle(OpenFile(item: item, entry: entry, writable: true))
         if let parent = id.parent { folderChanged(parent) }
         return (item, h)

@@ -225,6 +225,11 @@ public final class PlaceholderStore: Sendable {
     public func saveContent(_ r: ContentRecord, with item: Item? = nil) throws {
         try pool.write { db in
             if let item { try Self.upsert(item, db) }
+            try Self.upsertContent(r, db)
+        }
+    }
+
+    private static func upsertContent(_ r: ContentRecord, _ db: Database) throws {
             // Cached statements here and below: these run several times per file written.
             try db.cachedStatement(sql: """
                 INSERT INTO content (id, file, version, size, ranges, bytes, lastUsed, pinned) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -232,7 +237,6 @@ public final class PlaceholderStore: Sendable {
                     ranges = excluded.ranges, bytes = excluded.bytes, lastUsed = excluded.lastUsed, pinned = excluded.pinned
                 """).execute(arguments: [r.id.rawValue, r.file, r.version, r.size, r.ranges.description, r.ranges.count,
                                          r.lastUsed, r.pinned ? 1 : 0])
-        }
     }
 
     public func deleteContent(_ id: ItemIdentifier) throws {
@@ -278,9 +282,11 @@ public final class PlaceholderStore: Sendable {
     }
 
     /// Saves a journal row, and `item`'s placeholder in the same transaction when given.
-    public func saveJournal(_ j: JournalEntry, with item: Item? = nil) throws {
+    /// The journal row, with the placeholder and the content record when given, in one transaction.
+    public func saveJournal(_ j: JournalEntry, with item: Item? = nil, content: ContentRecord? = nil) throws {
         try pool.write { db in
             if let item { try Self.upsert(item, db) }
+            if let content { try Self.upsertContent(content, db) }
             try db.cachedStatement(sql: """
                 INSERT INTO journal (id, baseVersion, isNew, since, attempts, lastError) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET baseVersion = excluded.baseVersion, isNew = excluded.isNew,
