@@ -87,6 +87,18 @@ def _wait_on_server(ctx, expected, timeout):
         raise proc.ToolError(f"{missing} of {len(expected)} files never reached the server within {timeout} s")
 
 
+def _into_mount(ctx, tool, expected, copy, warm=()):
+    """Seconds from the start of `copy(mount)` until the server has every (path, size) of
+    `expected`, on a fresh mount of `tool` (sources in `warm` read into the page cache first)."""
+    with ctx.mounted(tool) as m:
+        os.listdir(m.path(UPLOADS))
+        _warm(warm)
+        t0 = time.perf_counter()
+        copy(m)
+        _wait_on_server(ctx, expected, ctx.timeout)
+        return time.perf_counter() - t0
+
+
 def write_big(size):
     """`cp` of one big file into the mount, until it is on the server."""
     def measure(ctx, tool):
@@ -145,13 +157,8 @@ def write_small(count):
                 proc.run(["cp", "-r", src, os.path.join(dest_dir, "s")], timeout=ctx.timeout)
                 proc.run(["sync", "-f", dest_dir], timeout=ctx.timeout)
                 return time.perf_counter() - t0
-            with ctx.mounted(tool) as m:
-                os.listdir(m.path(UPLOADS))
-                _warm(os.path.join(src, n) for n in names)
-                t0 = time.perf_counter()
-                proc.run(["cp", "-r", src, m.path(f"{UPLOADS}/s")], timeout=ctx.timeout)
-                _wait_on_server(ctx, expected, ctx.timeout)
-                return time.perf_counter() - t0
+            return _into_mount(ctx, tool, expected, lambda m: proc.run(["cp", "-r", src, m.path(f"{UPLOADS}/s")], timeout=ctx.timeout),
+                               warm=[os.path.join(src, n) for n in names])
         finally:
             proc.discard(dest_dir)
     return Case(f"write_small_{count}", "s", False, ["curl", "curl-par", "favfs", "rclone", "disk"], measure,
@@ -225,13 +232,10 @@ def tar_x(count):
                 proc.run(["tar", "-xf", tarball, "-C", os.path.join(dest_dir, "t")], timeout=ctx.timeout)
                 proc.run(["sync", "-f", dest_dir], timeout=ctx.timeout)
                 return time.perf_counter() - t0
-            with ctx.mounted(tool) as m:
-                os.listdir(m.path(UPLOADS))
-                t0 = time.perf_counter()
+            def extract(m):
                 os.mkdir(m.path(f"{UPLOADS}/t"))
                 proc.run(["tar", "-xf", tarball, "-C", m.path(f"{UPLOADS}/t")], timeout=ctx.timeout)
-                _wait_on_server(ctx, expected, ctx.timeout)
-                return time.perf_counter() - t0
+            return _into_mount(ctx, tool, expected, extract)
         finally:
             proc.discard(dest_dir)
     return Case(f"tar_x_{count}", "s", False, ["curl", "curl-par", "favfs", "rclone", "disk"], measure,
