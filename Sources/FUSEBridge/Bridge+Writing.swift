@@ -67,31 +67,15 @@ extension Bridge {
 
     func setattr(_ req: Request, _ ino: UInt64, _ attr: stat, _ toSet: Int32, _ fh: UInt64?) {
         guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
-        let changesContent = favfs_set_attr_size(toSet) != 0 || favfs_set_attr_mtime(toSet) != 0
-            || favfs_set_attr_mtime_now(toSet) != 0
-        if !changesContent {
-            // Only modes, owners or atime, which no remote keeps: answered here, with no task
-            // to start (`tar x` sends a chown and a chmod for every file it makes).
-            if (favfs_set_attr_mode(toSet) != 0 || favfs_set_attr_owner(toSet) != 0) && !domain.isWritable {
-                return req.fail(ProviderError(.readOnly, detail: "read-only mount"))
-            }
-            guard let item = domain.cachedItem(id) else { return req.fail(ProviderError(.notFound, path: id.rawValue, detail: "gone")) }
-            var st = stat(of: item, as: id, inode: ino)
-            req.reply { fuse_reply_attr($0, &st, options.attrTimeout) }
-            return
-        }
-        if favfs_set_attr_size(toSet) == 0 {
-            // A time for a file written here and not yet uploaded: kept for the upload, no
-            // network now, answered here (`tar x` sets it for every file it makes).
-            var now = timespec()
-            clock_gettime(CLOCK_REALTIME, &now)
-            let ts = favfs_set_attr_mtime_now(toSet) != 0 ? now : attr.st_mtim
+        let resize = favfs_set_attr_size(toSet) != 0
+        let mtime = Self.requestedModified(attr, toSet)
+        if !resize {
+            // Modes, owners, atime (no remote keeps them) and a time for a file not yet
+            // uploaded (kept for the upload): no network, answered here with no task to start
+            // (`tar x` sends a time, a chown and a chmod for every file it makes).
             do {
-                if let item = try domain.setModifiedImmediately(id, Timestamp(seconds: Int64(ts.tv_sec), nanoseconds: Int32(ts.tv_nsec))) {
-                    var st = stat(of: item, as: id, inode: ino)
-                    req.reply { fuse_reply_attr($0, &st, options.attrTimeout) }
-                    return
-                }
+                let needsRemote = try mtime.map { try domain.setModifiedImmediately(id, $0) == nil } ?? false
+                if !needsRemote { return try replyAttr(req, id, ino, toSet) }
             } catch {
                 log.info("setattr \(id): \(error)")
                 return req.fail(error)
@@ -100,28 +84,36 @@ extension Bridge {
         deadline(req, "setattr")
         Task {
             do {
-                if favfs_set_attr_size(toSet) != 0 {
-                    _ = try await domain.setSize(id, Int64(attr.st_size), handle: fh)
-                }
-                if favfs_set_attr_mtime(toSet) != 0 || favfs_set_attr_mtime_now(toSet) != 0 {
-                    var now = timespec()
-                    clock_gettime(CLOCK_REALTIME, &now)
-                    let ts = favfs_set_attr_mtime_now(toSet) != 0 ? now : attr.st_mtim
-                    let t = Timestamp(seconds: Int64(ts.tv_sec), nanoseconds: Int32(ts.tv_nsec))
-                    _ = try await domain.setModified(id, t)
-                }
-                if (favfs_set_attr_mode(toSet) != 0 || favfs_set_attr_owner(toSet) != 0) && !domain.isWritable {
-                    throw ProviderError(.readOnly, detail: "read-only mount")
-                }
-                // Modes and owners are not kept by remotes (see README): accepted, unchanged.
-                guard let item = domain.cachedItem(id) else { throw ProviderError(.notFound, path: id.rawValue, detail: "gone") }
-                var st = stat(of: item, as: id, inode: ino)
-                req.reply { fuse_reply_attr($0, &st, options.attrTimeout) }
+                if resize { _ = try await domain.setSize(id, Int64(attr.st_size), handle: fh) }
+                if let mtime { _ = try await domain.setModified(id, mtime) }
+                try replyAttr(req, id, ino, toSet)
             } catch {
                 log.info("setattr \(id): \(error)")
                 req.fail(error)
             }
         }
+    }
+
+    /// The modification time a setattr asks for, if any.
+    private static func requestedModified(_ attr: stat, _ toSet: Int32) -> Timestamp? {
+        if favfs_set_attr_mtime_now(toSet) != 0 {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            return Timestamp(seconds: Int64(now.tv_sec), nanoseconds: Int32(now.tv_nsec))
+        }
+        guard favfs_set_attr_mtime(toSet) != 0 else { return nil }
+        return Timestamp(seconds: Int64(attr.st_mtim.tv_sec), nanoseconds: Int32(attr.st_mtim.tv_nsec))
+    }
+
+    /// The attributes after a setattr. Modes and owners are not kept by remotes (see README):
+    /// accepted, unchanged, except on a read-only mount.
+    private func replyAttr(_ req: Request, _ id: ItemIdentifier, _ ino: UInt64, _ toSet: Int32) throws {
+        if (favfs_set_attr_mode(toSet) != 0 || favfs_set_attr_owner(toSet) != 0) && !domain.isWritable {
+            throw ProviderError(.readOnly, detail: "read-only mount")
+        }
+        guard let item = domain.cachedItem(id) else { throw ProviderError(.notFound, path: id.rawValue, detail: "gone") }
+        var st = stat(of: item, as: id, inode: ino)
+        req.reply { fuse_reply_attr($0, &st, options.attrTimeout) }
     }
 
     func mkdir(_ req: Request, _ parent: UInt64, _ name: String) {

@@ -42,34 +42,33 @@ final class Bridge: @unchecked Sendable {
     func lookup(_ req: Request, _ parent: UInt64, _ name: String) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
         switch domain.lookupImmediately(parentId, name) {
-        case .found(let item)?:
-            var e = entry(for: item)
-            if !req.reply({ fuse_reply_entry($0, &e) }) { inodes.forget(UInt64(e.ino), 1) }
-            return
-        case .absent?:
-            var e = fuse_entry_param()   // a negative entry, cached for entry_timeout
-            e.entry_timeout = options.entryTimeout
-            req.reply { fuse_reply_entry($0, &e) }
-            return
-        case nil:
-            break
+        case .found(let item)?: return replyEntry(req, item)
+        case .absent?: return replyAbsent(req)
+        case nil: break
         }
         deadline(req, "lookup")
         Task {
             do {
-                let item = try await domain.lookup(parentId, name)
-                var e = entry(for: item)
-                if !req.reply({ fuse_reply_entry($0, &e) }) { inodes.forget(UInt64(e.ino), 1) }
+                replyEntry(req, try await domain.lookup(parentId, name))
             } catch let error as ProviderError where error.kind == .notFound {
-                // A negative entry: the kernel caches the absence for entry_timeout.
-                var e = fuse_entry_param()
-                e.entry_timeout = options.entryTimeout
-                req.reply { fuse_reply_entry($0, &e) }
+                replyAbsent(req)
             } catch {
                 log.info("lookup \(parentId.child(name)): \(error)")
                 req.fail(error)
             }
         }
+    }
+
+    private func replyEntry(_ req: Request, _ item: Item) {
+        var e = entry(for: item)
+        if !req.reply({ fuse_reply_entry($0, &e) }) { inodes.forget(UInt64(e.ino), 1) }
+    }
+
+    /// A negative entry: the kernel caches the absence for entry_timeout.
+    private func replyAbsent(_ req: Request) {
+        var e = fuse_entry_param()
+        e.entry_timeout = options.entryTimeout
+        req.reply { fuse_reply_entry($0, &e) }
     }
 
     func forget(_ ino: UInt64, _ n: UInt64) { inodes.forget(ino, n) }

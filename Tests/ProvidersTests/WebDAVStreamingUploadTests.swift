@@ -110,10 +110,7 @@ final class WebDAVStreamingUploadTests: XCTestCase {
         try strict.start()
         defer { strict.remove() }
         let p = WebDAVWritingTests.makeProvider(strict)
-        let data = Self.pattern(count: 1_000_000)
-        append(data, at: 0)
-        let content = GrowingContent(length: Int64(data.count))
-        content.finish(length: Int64(data.count))
+        let (data, content) = wholeFileWritten(count: 1_000_000)
         do {
             _ = try await p.uploadStreaming(ItemIdentifier("/first.bin"), fd: fd, content: content)
             XCTFail("a 411 must fail the stream")
@@ -135,10 +132,7 @@ final class WebDAVStreamingUploadTests: XCTestCase {
     }
 
     func testANameTakenAtTheServerIsExistsAndKeepsItsContent() async throws {
-        let data = Self.pattern(count: 1_000_000)
-        append(data, at: 0)
-        let content = GrowingContent(length: Int64(data.count))
-        content.finish(length: Int64(data.count))
+        let (_, content) = wholeFileWritten(count: 1_000_000)
         do {
             _ = try await provider.uploadStreaming(ItemIdentifier("/taken.bin"), fd: fd, content: content)
             XCTFail("If-None-Match: * must refuse an existing name")
@@ -146,5 +140,14 @@ final class WebDAVStreamingUploadTests: XCTestCase {
             XCTAssertEqual(error.kind, .exists, "\(error)")
         }
         XCTAssertEqual(served("taken.bin"), Data("taken\n".utf8))
+    }
+
+    /// `count` bytes written to the cache file and the stream told they are all there.
+    private func wholeFileWritten(count: Int) -> (Data, GrowingContent) {
+        let data = Self.pattern(count: count)
+        append(data, at: 0)
+        let content = GrowingContent(length: Int64(data.count))
+        content.finish(length: Int64(data.count))
+        return (data, content)
     }
 }

@@ -16,12 +16,8 @@ extension Domain {
     public func lookupImmediately(_ parent: ItemIdentifier, _ name: String) -> ImmediateLookup? {
         let now = Self.now
         return lock.withLock {
-            guard let s = folders[parent], let listedAt = s.listedAt, s.verified else { return nil }
-            folderUse[parent] = now
-            if now - listedAt > options.dirCacheTime, refreshes[parent] == nil,
-               now - (s.lastFailure ?? 0) > options.retryAfterFailure {
-                _ = startRefresh(parent)
-            }
+            guard let s = folders[parent], s.listedAt != nil, s.verified else { return nil }
+            noteUse(parent, s, now: now)
             if let item = s[name] { return .found(item) }
             return .absent
         }
@@ -40,7 +36,8 @@ extension Domain {
 
 extension Domain {
     /// `setModified` of a dirty item (or one deleted while open): the time waits for the upload
-    /// (or dies with the item), so nothing goes to the remote now. Nil for any other item.
+    /// (or dies with the item), so nothing goes to the remote now. Nil for any other item
+    /// (`setModified` then sets it at the remote).
     /// `tar x` sets the time of every file it has just written.
     public func setModifiedImmediately(_ id: ItemIdentifier, _ time: Timestamp) throws -> Item? {
         _ = try writer(id)

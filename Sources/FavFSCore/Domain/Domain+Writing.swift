@@ -235,20 +235,13 @@ extension Domain {
     /// Sets a file's modification time where the remote keeps it; elsewhere it is kept in the
     /// placeholder until the next listing (see README).
     public func setModified(_ id: ItemIdentifier, _ time: Timestamp) async throws -> Item {
+        if let kept = try setModifiedImmediately(id, time) { return kept }
         let w = try writer(id)
-        if let orphan = setOrphanModified(id, time) { return orphan }
         guard var item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
         item.modifiedTime = time
-        let deferred = lock.withLock { () -> Bool in
-            guard dirty[id] != nil else { return false }
-            dirty[id]!.pendingModified = time
-            return true
-        }
-        if !deferred {
-            do { item = try await w.setModified(id, to: time) }
-            catch let e as ProviderError where e.kind == .notSupported { /* kept locally */ }
-        }
-        setPlaceholder(item, persist: !deferred)
+        do { item = try await w.setModified(id, to: time) }
+        catch let e as ProviderError where e.kind == .notSupported { /* kept locally */ }
+        setPlaceholder(item)
         return item
     }
 

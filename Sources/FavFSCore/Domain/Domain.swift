@@ -175,17 +175,23 @@ public final class Domain: @unchecked Sendable {
         let now = Self.now
         let cached: FolderState? = lock.withLock {
             folderUse[folder] = now
-            guard let s = loadedState(folder), let listedAt = s.listedAt else { return nil }
-            // Placeholders from an earlier mount are revalidated once, whatever their age.
-            if now - listedAt > options.dirCacheTime || !s.verified, refreshes[folder] == nil,
-               now - (s.lastFailure ?? 0) > options.retryAfterFailure {
-                _ = startRefresh(folder)
-            }
+            guard let s = loadedState(folder), s.listedAt != nil else { return nil }
+            noteUse(folder, s, now: now)
             return s
         }
         if let cached { return cached }
         let task = lock.withLock { refreshes[folder] ?? startRefresh(folder) }
         return try await task.value
+    }
+
+    /// A listed folder is in use (lock held): the poller's working set, and a revalidation
+    /// once it is older than `dirCacheTime` — or from an earlier mount, whatever its age.
+    func noteUse(_ folder: ItemIdentifier, _ s: FolderState, now: Double) {
+        folderUse[folder] = now
+        if now - (s.listedAt ?? 0) > options.dirCacheTime || !s.verified, refreshes[folder] == nil,
+           now - (s.lastFailure ?? 0) > options.retryAfterFailure {
+            _ = startRefresh(folder)
+        }
     }
 
     /// Starts (lock held) an enumeration of `folder` that replaces its placeholders.
