@@ -182,6 +182,19 @@ public final class ApacheServer: @unchecked Sendable {
         ((try? String(contentsOf: accessLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
+    /// The access log once `ready` holds for it, or as it is after `within` seconds. Apache logs a
+    /// request after its reply has gone out — later still for a refused body it drains first — so a
+    /// test that counts requests right after a reply waits for the line it expects.
+    public func accessLogLines(within seconds: Double = 10, until ready: ([String]) -> Bool) -> [String] {
+        let deadline = Date().addingTimeInterval(seconds)
+        var lines = accessLogLines()
+        while !ready(lines) && Date() < deadline {
+            usleep(20_000)
+            lines = accessLogLines()
+        }
+        return lines
+    }
+
     /// Removes config, logs and served files.
     public func remove() {
         stop()
