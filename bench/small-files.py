@@ -5,9 +5,10 @@ Serves the bench data set with Apache, mounts favfs and copies the `write_small`
 files of 100 B-60 KB; run `bench/run.sh --cases write_small_2000` once to generate it) with
 `cp -r`, timed until every file is on the server; then PUTs the same files with curl one after
 another and 8 at a time. Prints wall time, CPU of favfs and of Apache, how busy the machine was,
-and favfs's context switches; `--strace` counts favfs's system calls instead (slower).
+and favfs's context switches; `--strace` counts favfs's system calls instead (slower), `--perf`
+samples favfs's CPU with `perf record` and prints where it went (by library and by function).
 
-Usage (root): bench/small-files.py [--runs N] [--strace] [FAVFS_BINARY]
+Usage (root): bench/small-files.py [--runs N] [--strace | --perf] [FAVFS_BINARY]
 
 Nothing is deleted while it runs: caches and copies go to WORKDIR/trash, emptied at the end
 (see bench/README.md on this VM's ext4).
@@ -60,6 +61,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=2)
     p.add_argument("--strace", action="store_true")
+    p.add_argument("--perf", action="store_true")
     p.add_argument("binary", nargs="?", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.build/release/favfs"))
     args = p.parse_args()
     src = f"{W}/write-sources/small-2000"
@@ -87,6 +89,9 @@ def main():
             if args.strace:
                 tracer = subprocess.Popen(["strace", "-f", "-qq", "-c", "-o", f"{W}/small-strace.txt", "-p", str(m.pid)])
                 time.sleep(0.5)
+            elif args.perf:
+                tracer = subprocess.Popen(["perf", "record", "-q", "-F", "2000", "-g", "-o", f"{W}/small-perf.data", "-p", str(m.pid)])
+                time.sleep(0.5)
             a0, b0, c0, s0, t0 = cpu_of(apache()), busy(), m.cpu_seconds(), switches(m.pid), time.perf_counter()
             subprocess.run(["cp", "-r", src, m.path("uploads/s")], check=True)
             while not all(os.path.exists(q) and os.stat(q).st_size == n for q, n in expected):
@@ -97,7 +102,14 @@ def main():
             if tracer:
                 tracer.send_signal(2)
                 tracer.wait()
-                print(open(f"{W}/small-strace.txt").read())
+                if args.strace:
+                    print(open(f"{W}/small-strace.txt").read())
+                else:
+                    for sort in ("dso", "sym"):
+                        report = subprocess.run(["perf", "report", "-i", f"{W}/small-perf.data", "--no-children", "--stdio",
+                                                 "-g", "none", "--percent-limit", "1", "--sort", sort],
+                                                capture_output=True, text=True).stdout
+                        print("\n".join(l for l in report.splitlines() if l and not l.startswith("#")))
             m.unmount(keep_cache=True)
             proc.discard(m.cache_dir)
             for parallel in ([], ["--parallel", "--parallel-max", "8"]):

@@ -62,13 +62,15 @@ final class PinningEndToEndTests: XCTestCase {
     }
 
     private struct Pins: Decodable { var files: Int; var bytes: Int64 }
-    private struct Mount: Decodable { var pins: Pins? }
+    private struct Mount: Decodable { var mountpoint: String; var pins: Pins? }
     private struct Report: Decodable { var mounts: [Mount] }
 
+    /// This test's mount's pins (`status` lists every mount on the machine, others' too).
     private func pinned(_ m: MountedFavFS) -> Pins? {
         guard let r = try? TimedProcess.run(FavFSBinary.path, ["status", "--json"], timeout: 30), r.succeeded,
               let report = try? JSONDecoder().decode(Report.self, from: Data(r.stdout.utf8)) else { return nil }
-        return report.mounts.compactMap(\.pins).first
+        let ours = URL(fileURLWithPath: m.path).resolvingSymlinksInPath().path
+        return report.mounts.first { URL(fileURLWithPath: $0.mountpoint).resolvingSymlinksInPath().path == ours }?.pins
     }
 
     private func state(_ m: MountedFavFS, _ path: String) -> String? {

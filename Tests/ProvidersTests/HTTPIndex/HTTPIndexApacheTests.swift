@@ -107,7 +107,8 @@ final class HTTPIndexApacheTests: HTTPIndexTestCase {
         }
         let (pastEOF, _) = try await read(provider, item, (size + 10)..<(size + 20))
         XCTAssertTrue(pastEOF.isEmpty, "a range past the end writes nothing: \(pastEOF)")
-        let ranged = server.accessLogLines().filter { $0.hasPrefix("GET /files/\(HTTPIndexFixture.bigName) 206") }
+        let isRanged = { (line: String) in line.hasPrefix("GET /files/\(HTTPIndexFixture.bigName) 206") }
+        let ranged = server.accessLogLines { $0.filter(isRanged).count >= 5 }.filter(isRanged)
         XCTAssertGreaterThanOrEqual(ranged.count, 5, "ranged GETs answered 206: \(server.accessLogLines().suffix(10))")
     }
 
