@@ -8,7 +8,8 @@ another and 8 at a time. Prints wall time, CPU of favfs and of Apache, how busy 
 and favfs's context switches; `--strace` counts favfs's system calls instead (slower), `--perf`
 samples favfs's CPU with `perf record` and prints where it went (by library and by function).
 
-Usage (root): bench/small-files.py [--runs N] [--strace | --perf] [FAVFS_BINARY]
+Usage (root): bench/small-files.py [--runs N] [--strace | --perf] [FAVFS_BINARY ...]
+Given several binaries (two builds to compare), each run copies with each of them in turn.
 
 Nothing is deleted while it runs: caches and copies go to WORKDIR/trash, emptied at the end
 (see bench/README.md on this VM's ext4).
@@ -62,7 +63,7 @@ def main():
     p.add_argument("--runs", type=int, default=2)
     p.add_argument("--strace", action="store_true")
     p.add_argument("--perf", action="store_true")
-    p.add_argument("binary", nargs="?", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.build/release/favfs"))
+    p.add_argument("binaries", nargs="*", default=[os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.build/release/favfs")])
     args = p.parse_args()
     src = f"{W}/write-sources/small-2000"
     if not os.path.exists(src + ".ready"):
@@ -74,12 +75,12 @@ def main():
     apache = lambda: [int(x) for x in subprocess.run(["pgrep", "-f", "apache-small"], capture_output=True, text=True).stdout.split()]
     try:
         up = f"{W}/files/uploads"
-        for run in range(args.runs):
+        for run, binary in ((r, b) for r in range(args.runs) for b in args.binaries):
             proc.discard(up)
             os.makedirs(up)
             www = pwd.getpwnam("www-data")
             os.chown(up, www.pw_uid, www.pw_gid)
-            m = FavfsMount(os.path.abspath(args.binary), srv.dav_url, f"{W}/small-mnt", f"{W}/small-cache-{run}-{time.time()}")
+            m = FavfsMount(os.path.abspath(binary), srv.dav_url, f"{W}/small-mnt", f"{W}/small-cache-{run}-{time.time()}")
             m.mount()
             os.listdir(m.path("uploads"))
             for n in names:
@@ -98,7 +99,7 @@ def main():
             while not all(os.path.exists(q) and os.stat(q).st_size == n for q, n in expected):
                 time.sleep(0.02)
             t = time.perf_counter() - t0
-            print(f"favfs cp -r: {t:.2f} s (cp returned after {copied:.2f} s); favfs CPU {m.cpu_seconds() - c0:.2f} s, Apache CPU {cpu_of(apache()) - a0:.2f} s, "
+            print(f"favfs ({binary}) cp -r: {t:.2f} s (cp returned after {copied:.2f} s); favfs CPU {m.cpu_seconds() - c0:.2f} s, Apache CPU {cpu_of(apache()) - a0:.2f} s, "
                   f"machine busy {busy() - b0:.2f} of {2 * t:.2f} s; favfs context switches {switches(m.pid) - s0}")
             if tracer:
                 tracer.send_signal(2)
@@ -106,7 +107,7 @@ def main():
                 if args.strace:
                     print(open(f"{W}/small-strace.txt").read())
                 else:
-                    for sort in ("dso", "sym"):
+                    for sort in ("comm", "dso", "sym"):
                         report = subprocess.run(["perf", "report", "-i", f"{W}/small-perf.data", "--no-children", "--stdio",
                                                  "-g", "none", "--percent-limit", "1", "--sort", sort],
                                                 capture_output=True, text=True).stdout

@@ -52,7 +52,9 @@ func makeOperations(extendedAttributes: Bool = true) -> fuse_lowlevel_ops {
     ops.fsyncdir = { req, _, _, _ in fuse_reply_err(req, 0) }
     ops.open = { req, ino, fi in bridge(req).open(Request(raw: req!), UInt64(ino), fi!.pointee) }
     ops.read = { req, _, size, off, fi in bridge(req).read(Request(raw: req!), size, Int64(off), fi!.pointee.fh) }
-    ops.flush = { req, _, _ in fuse_reply_err(req, 0) }
+    // No flush: there is nothing to do at close(2) that release does not do, and without the
+    // operation libfuse answers the first FLUSH with ENOSYS, after which the kernel sends none.
+    // Every close of a written file was a round trip the writer waited for (release is not).
     ops.fsync = { req, _, _, _ in fuse_reply_err(req, 0) }
     ops.release = { req, _, fi in bridge(req).release(Request(raw: req!), fi!.pointee.fh) }
     ops.statfs = { req, _ in bridge(req).statfs(Request(raw: req!)) }

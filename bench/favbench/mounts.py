@@ -72,7 +72,7 @@ class FavfsMount(Mount):
         self.binary = binary
         self.remote = remote
         self.cache_size = cache_size
-        self.pattern = f"favfs mount .*{self.mnt}"
+        self.pattern = f"favfs[^ ]* mount .*{self.mnt}"  # any build: favfs, favfs-before …
 
     def mount(self, timeout=120):
         proc.run([self.binary, "mount", self.mnt, "--remote", self.remote,
