@@ -170,6 +170,15 @@ final class WebDAVPathsTests: XCTestCase {
         XCTAssertEqual(p.relation(ofHref: "/files/x%20y/a/b", to: folder), .unrelated)
         XCTAssertEqual(p.relation(ofHref: "/other/x%20y/a", to: folder), .unrelated)
         XCTAssertEqual(p.relation(ofHref: "/files/x%20y/%ZZ", to: folder), .unrelated)
+        XCTAssertEqual(p.relation(ofHref: "/files/x%20y/%2", to: folder), .unrelated, "an escape cut short")
+        XCTAssertEqual(p.relation(ofHref: "/files/x%20y/%C3%28", to: folder), .unrelated, "decodes to bytes that are not UTF-8")
+        XCTAssertEqual(p.relation(ofHref: "\r\n  /files//x%20y//n%C3%A9?q=1#f \t", to: folder), .child(name: "né"))
+        XCTAssertEqual(p.relation(ofHref: "/files/x%20y/ünï cödé", to: folder), .child(name: "ünï cödé"), "raw UTF-8")
+        XCTAssertEqual(p.relation(ofHref: "http://h:1", to: .rootContainer), .unrelated, "no path: not under /files")
+        XCTAssertEqual(WebDAVPaths(baseURL: "http://h:1").relation(ofHref: "https://other:2", to: .rootContainer), .itself)
+        XCTAssertEqual(WebDAVPaths.segments(ofHref: "http://h:1/a://b/c"), ["a:", "b", "c"], "only the first :// is the scheme's")
+        XCTAssertEqual(" \t a b \r\n".trimmingWhitespace(), "a b")
+        XCTAssertEqual(" \n ".trimmingWhitespace(), "")
     }
 
     func testHTTPDates() {
@@ -180,6 +189,13 @@ final class WebDAVPathsTests: XCTestCase {
         XCTAssertEqual(HTTPDate.parse("Thu, 29 Feb 2024 12:00:00 GMT"), 1_709_208_000)
         XCTAssertNil(HTTPDate.parse("yesterday"))
         XCTAssertNil(HTTPDate.parse("Sun, 06 Foo 1994 08:49:37 GMT"))
+        // The 29-byte form is read from its bytes; near misses are refused or go the general way.
+        XCTAssertEqual(HTTPDate.parse("Sun, 06 NOV 1994 08:49:37 GMT"), 784_111_777)
+        XCTAssertEqual(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 UTC"), 784_111_777)
+        XCTAssertEqual(HTTPDate.parse("Sun,  6 Nov 1994 08:49:37 GMT"), 784_111_777)
+        XCTAssertNil(HTTPDate.parse("Sun, 06 Nov 1994 08:49:3x GMT"))
+        XCTAssertNil(HTTPDate.parse("Sun, 06 Nov 1994 08-49-37 GMT"))
+        XCTAssertNil(HTTPDate.parse("Sun, 0é Nov 1994 08:49:37 GMT"))
     }
 }
 

@@ -20,13 +20,15 @@ enum WebDAVListing {
         private var items: [Item] = []
         private var skipped: [(name: String, problem: ItemNameProblem)] = []
         private var notAFolder = false
+        private let folderSegments: [String]
 
         init(folder: ItemIdentifier, paths: WebDAVPaths, errors: WebDAVErrors, log: Logger) {
             self.folder = folder; self.paths = paths; self.errors = errors; self.log = log
+            folderSegments = paths.segments(of: folder)
         }
 
         mutating func add(_ resource: DAVResource) {
-            switch paths.relation(ofHref: resource.href, to: folder) {
+            switch paths.relation(ofHref: resource.href, toFolder: folderSegments) {
             case .itself:
                 if !resource.isCollection { notAFolder = true }
             case .child(let name):
