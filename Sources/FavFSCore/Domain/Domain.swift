@@ -50,6 +50,8 @@ public final class Domain: @unchecked Sendable {
     var folderStamps: [ItemIdentifier: String] = [:]
     /// Watched folders (`FolderWatchingProvider`) with a listing scheduled after a change.
     var watchPending: Set<ItemIdentifier> = []
+    /// Per parent folder, the directory read-ahead of its subfolders (`readAheadSiblings`).
+    var siblingReadAhead: [ItemIdentifier: SiblingReadAhead] = [:]
     /// What the user pinned (also in the store), and the downloads that keep it here.
     let pins: PinSet
     let pinnedDownloads = PinnedDownloads()
@@ -162,6 +164,7 @@ public final class Domain: @unchecked Sendable {
     public func children(of folder: ItemIdentifier) async throws -> [Item] {
         let state = try await folderState(folder)
         prefetchSubfolders(of: state)
+        readAheadSiblings(of: folder)
         foldersShown.publish(folder, state.items)
         return state.items
     }

@@ -45,6 +45,12 @@ struct FolderState: Sendable {
         return (low, false)
     }
 
+    /// Where the child named `name` is in `items`, if there is one.
+    func index(of name: String) -> Int? {
+        let p = position(of: folder.child(name))
+        return p.found ? p.index : nil
+    }
+
     /// The child named `name`; setting nil removes it, setting an item adds or replaces it.
     subscript(name: String) -> Item? {
         get {

@@ -1,0 +1,66 @@
+import Foundation
+
+/// Where the directory read-ahead of one folder's subfolders stands.
+struct SiblingReadAhead: Sendable {
+    /// The index (in the folder's items) of the subfolder read last.
+    var userAt = 0
+    /// A subfolder after the one read before it was read: a walk, not a single visit.
+    var walking = false
+    /// Items before this index were already considered (listed, started or not folders).
+    var scanned = 0
+    /// Listings started by the read-ahead and not finished.
+    var inFlight = 0
+}
+
+/// Directory read-ahead: a program that walks a tree (`find`, `du`, `cp -r`, a file manager
+/// opening folder after folder) reads subfolders one after another, each waiting for its own
+/// listing. As a file read in order gets read-ahead, reading a subfolder lists the next
+/// `prefetchSubfolders` of its siblings in the background, `prefetchConcurrency` at a time, so
+/// their listings overlap the walk instead of following each other. It starts with the second
+/// subfolder read in order (as file read-ahead waits for a second sequential read): opening
+/// one folder does not list its neighbours, which may be large.
+///
+/// Unlike `prefetchSubfolders(of:)` (a folder just listed, whose subfolders may never be
+/// visited), this follows a walk that is under way: it starts at once, without waiting for
+/// file reading to pause.
+extension Domain {
+    /// `folder` was read (a readdir): list the subfolders after it in its parent ahead.
+    func readAheadSiblings(of folder: ItemIdentifier) {
+        guard options.prefetchSubfolders > 0, options.prefetchConcurrency > 0, let parent = folder.parent else { return }
+        lock.withLock {
+            guard let siblings = folders[parent], let at = siblings.index(of: folder.name) else { return }
+            guard var r = siblingReadAhead[parent] else {
+                siblingReadAhead[parent] = SiblingReadAhead(userAt: at)
+                return
+            }
+            if at > r.userAt { r.walking = true }
+            r.userAt = at
+            siblingReadAhead[parent] = r
+            if r.walking { fillSiblingReadAhead(in: parent) }
+        }
+    }
+
+    /// Starts listings (lock held) of the never-listed subfolders in `parent`'s window until
+    /// `prefetchConcurrency` run; each one finished starts the next.
+    private func fillSiblingReadAhead(in parent: ItemIdentifier) {
+        guard var r = siblingReadAhead[parent], let siblings = folders[parent] else { return }
+        let end = min(siblings.items.count, r.userAt + 1 + options.prefetchSubfolders)
+        r.scanned = max(r.scanned, r.userAt + 1)
+        while r.inFlight < options.prefetchConcurrency, r.scanned < end {
+            let item = siblings.items[r.scanned]
+            r.scanned += 1
+            let id = item.identifier
+            guard item.kind == .folder, refreshes[id] == nil, loadedState(id)?.listedAt == nil else { continue }
+            let listing = startRefresh(id)
+            r.inFlight += 1
+            Task(priority: .utility) { [self] in
+                _ = try? await listing.value
+                lock.withLock {
+                    siblingReadAhead[parent]?.inFlight -= 1
+                    fillSiblingReadAhead(in: parent)
+                }
+            }
+        }
+        siblingReadAhead[parent] = r
+    }
+}
