@@ -9,7 +9,7 @@ RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 .PHONY: setup build release man test check install deb demo demo-stop bench clean
 
 # Every Debian and PyPI package the build, the demo and the tests need (run as root; CI runs it too).
-# Build: FUSE, libcurl, SQLite, libjpeg-turbo and libpng (thumbnails). Test servers, one per provider: Apache mod_dav and autoindex
+# Build: FUSE, libcurl, SQLite, libxml2 (WebDAV listings), libjpeg-turbo and libpng (thumbnails). Test servers, one per provider: Apache mod_dav and autoindex
 # (WebDAV, HTTP index), nginx (HTTP index), OpenSSH (SFTP), openssl (FTPS certificates);
 # moto_server (S3, pinned: the test launcher adjusts how this version checks signatures),
 # pyftpdlib + pyOpenSSL (FTP/FTPS), Pillow (the Favart fixture's previews). Packaging and its check:
@@ -18,7 +18,7 @@ RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 setup:
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-	    libfuse3-dev fuse3 libcurl4-openssl-dev libsqlite3-dev libjpeg62-turbo-dev libpng-dev pkg-config \
+	    libfuse3-dev fuse3 libcurl4-openssl-dev libsqlite3-dev libxml2-dev libjpeg62-turbo-dev libpng-dev pkg-config \
 	    apache2 apache2-utils nginx openssh-server openssh-client openssl python3 python3-pip curl ca-certificates \
 	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux strace
 	python3 -m pip install -q 'moto[server]==5.2.1' pyftpdlib pyopenssl pillow

@@ -22,6 +22,9 @@ let package = Package(
                        providers: [.apt(["libfuse3-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        // WebDAV multistatus bodies read with libxml2's SAX2 interface.
+        .systemLibrary(name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0",
+                       providers: [.apt(["libxml2-dev"])]),
         // JPEG previews to PNG thumbnails (libjpeg-turbo, libpng).
         .systemLibrary(name: "CImage", path: "Sources/CImage", pkgConfig: "libpng",
                        providers: [.apt(["libjpeg62-turbo-dev", "libpng-dev"])]),
@@ -37,7 +40,7 @@ let package = Package(
         ], swiftSettings: strict),
 
         // One folder per protocol.
-        .target(name: "Providers", dependencies: ["FavFSCore", "Curl",
+        .target(name: "Providers", dependencies: ["FavFSCore", "Curl", "CLibXML2",
                                                   .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
 

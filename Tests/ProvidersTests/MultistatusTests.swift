@@ -145,6 +145,32 @@ final class MultistatusTests: XCTestCase {
             XCTAssertTrue("\(e)".contains("without an href"), "\(e)")
         }
         XCTAssertThrowsError(try parse(""))
+        // Cut off mid-body (a server or proxy that died), with the place and libxml2's word for it.
+        XCTAssertThrowsError(try parse(#"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/x</D:hr"#)) { e in
+            XCTAssertTrue("\(e)".contains("malformed XML at line 1"), "\(e)")
+        }
+        // Billion laughs: entities a DTD declares are never expanded.
+        let laughs = #"<?xml version="1.0"?><!DOCTYPE m [<!ENTITY l "lol"><!ENTITY l2 "&l;&l;&l;&l;&l;&l;&l;&l;&l;&l;">]>"#
+            + #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>&l2;</D:href></D:response></D:multistatus>"#
+        XCTAssertThrowsError(try parse(laughs)) { e in XCTAssertTrue("\(e)".contains("undeclared entity"), "\(e)") }
+    }
+
+    /// A body far larger than one read of the stream: responses and names cut between reads
+    /// come out whole.
+    func testALargeBodyParsesAcrossReads() throws {
+        let name = String(repeating: "ü", count: 40)
+        var xml = #"<?xml version="1.0" encoding="utf-8"?><D:multistatus xmlns:D="DAV:">"#
+        for i in 0..<6_000 {
+            xml += "<D:response><D:href>/files/\(name)-\(i)</D:href><D:propstat><D:prop><D:getcontentlength>\(i)</D:getcontentlength>"
+                + "<D:getetag>\"e\(i)\"</D:getetag></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>"
+        }
+        xml += "</D:multistatus>"
+        XCTAssertGreaterThan(xml.utf8.count, 1 << 20)
+        let r = try parse(xml)
+        XCTAssertEqual(r.count, 6_000)
+        XCTAssertEqual(r.map(\.href), (0..<6_000).map { "/files/\(name)-\($0)" })
+        XCTAssertEqual(r.map(\.contentLength), (0..<6_000).map { Int64($0) })
+        XCTAssertEqual(r.last?.etag, "\"e5999\"")
     }
 }
 

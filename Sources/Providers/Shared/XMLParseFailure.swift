@@ -9,10 +9,15 @@ import Foundation
 enum XMLParseFailure {
     /// "line 3, column 17: an end tag does not match its start tag (libxml2 error 76)"
     static func describe(_ parser: XMLParser) -> String {
-        let place = "line \(parser.lineNumber), column \(parser.columnNumber)"
-        guard let error = parser.parserError else { return "\(place): the parser stopped without saying why" }
-        let code = (error as NSError).code
-        return "\(place): \(names[code] ?? "error") (libxml2 error \(code))"
+        guard let error = parser.parserError else {
+            return "line \(parser.lineNumber), column \(parser.columnNumber): the parser stopped without saying why"
+        }
+        return describe(code: (error as NSError).code, line: parser.lineNumber, column: parser.columnNumber)
+    }
+
+    /// The same from libxml2's own error code and place.
+    static func describe(code: Int, line: Int, column: Int) -> String {
+        "line \(line), column \(column): \(names[code] ?? "error") (libxml2 error \(code))"
     }
 
     /// libxml2's `xmlParserErrors` 1...111 (libxml/xmlerror.h), in words.
