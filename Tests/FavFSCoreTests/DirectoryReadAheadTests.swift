@@ -10,14 +10,12 @@ final class DirectoryReadAheadTests: XCTestCase {
         let names = (0..<40).map { String(format: "sub%03d", $0) }
         for name in names { try f.write("\(name)/x.txt", Data("x".utf8)) }
         try f.write("file.txt", Data("not a folder".utf8))
-        let store = try PlaceholderStore(path: f.cacheDir.appendingPathComponent("p.sqlite").path)
-        let content = try ContentCache(directory: f.cacheDir.appendingPathComponent("content"), store: store, limit: 1 << 30)
         var o = DomainOptions()
         o.prefetchSubfolders = 6
         o.prefetchConcurrency = 2
         // The other prefetch (the first subfolders of a folder just listed) waits past the test.
         o.prefetchDelay = 600
-        let d = Domain(provider: f.provider, store: store, content: content, options: o)
+        let d = try f.makeDomain(options: o)
         func listings(_ range: Range<Int>) -> [Int] { range.map { f.provider.enumerations(of: ItemIdentifier("/" + names[$0])) } }
         func waitFor(_ range: Range<Int>) async throws {
             let deadline = Date().addingTimeInterval(20)

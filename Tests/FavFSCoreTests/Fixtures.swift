@@ -25,12 +25,17 @@ final class LocalFixture {
     }
 
     func makeDomain(limit: Int64 = 1 << 30, dirCacheTime: Double = 60) throws -> Domain {
-        let store = try PlaceholderStore(path: cacheDir.appendingPathComponent("placeholders.sqlite").path)
-        let content = try ContentCache(directory: cacheDir.appendingPathComponent("content"), store: store, limit: limit)
         var o = DomainOptions()
         o.cacheLimit = limit
         o.dirCacheTime = dirCacheTime
-        return Domain(provider: provider, store: store, content: content, options: o)
+        return try makeDomain(options: o)
+    }
+
+    /// A domain over the served folder with these options (the cache limit is `options.cacheLimit`).
+    func makeDomain(options: DomainOptions) throws -> Domain {
+        let store = try PlaceholderStore(path: cacheDir.appendingPathComponent("placeholders.sqlite").path)
+        let content = try ContentCache(directory: cacheDir.appendingPathComponent("content"), store: store, limit: options.cacheLimit)
+        return Domain(provider: provider, store: store, content: content, options: options)
     }
 
     deinit { try? FileManager.default.removeItem(at: base) }

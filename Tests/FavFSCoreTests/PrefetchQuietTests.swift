@@ -9,13 +9,11 @@ final class PrefetchQuietTests: XCTestCase {
         let f = try LocalFixture()
         for i in 0..<3 { try f.write("sub\(i)/x.txt", Data("x".utf8)) }
         try f.write("file.txt", Data("hello".utf8))
-        let store = try PlaceholderStore(path: f.cacheDir.appendingPathComponent("p.sqlite").path)
-        let content = try ContentCache(directory: f.cacheDir.appendingPathComponent("content"), store: store, limit: 1 << 30)
         var o = DomainOptions()
         // Wide margins, so that a slow machine cannot blur the phases.
         o.prefetchDelay = 1
         o.prefetchQuietTime = 1.5
-        let d = Domain(provider: f.provider, store: store, content: content, options: o)
+        let d = try f.makeDomain(options: o)
         func subfolderListings() -> Int { (0..<3).map { f.provider.enumerations(of: ItemIdentifier("/sub\($0)")) }.reduce(0, +) }
 
         _ = try await d.children(of: .rootContainer)
