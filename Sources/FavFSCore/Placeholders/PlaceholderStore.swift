@@ -230,13 +230,13 @@ public final class PlaceholderStore: Sendable {
     }
 
     private static func upsertContent(_ r: ContentRecord, _ db: Database) throws {
-            // Cached statements here and below: these run several times per file written.
-            try db.cachedStatement(sql: """
-                INSERT INTO content (id, file, version, size, ranges, bytes, lastUsed, pinned) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET file = excluded.file, version = excluded.version, size = excluded.size,
-                    ranges = excluded.ranges, bytes = excluded.bytes, lastUsed = excluded.lastUsed, pinned = excluded.pinned
-                """).execute(arguments: [r.id.rawValue, r.file, r.version, r.size, r.ranges.description, r.ranges.count,
-                                         r.lastUsed, r.pinned ? 1 : 0])
+        // Cached statements here and below: these run several times per file written.
+        try db.cachedStatement(sql: """
+            INSERT INTO content (id, file, version, size, ranges, bytes, lastUsed, pinned) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET file = excluded.file, version = excluded.version, size = excluded.size,
+                ranges = excluded.ranges, bytes = excluded.bytes, lastUsed = excluded.lastUsed, pinned = excluded.pinned
+            """).execute(arguments: [r.id.rawValue, r.file, r.version, r.size, r.ranges.description, r.ranges.count,
+                                     r.lastUsed, r.pinned ? 1 : 0])
     }
 
     public func deleteContent(_ id: ItemIdentifier) throws {
@@ -281,8 +281,7 @@ public final class PlaceholderStore: Sendable {
                      since: row["since"], attempts: row["attempts"], lastError: row["lastError"])
     }
 
-    /// Saves a journal row, and `item`'s placeholder in the same transaction when given.
-    /// The journal row, with the placeholder and the content record when given, in one transaction.
+    /// Saves a journal row, with `item`'s placeholder and the content record when given, in one transaction.
     public func saveJournal(_ j: JournalEntry, with item: Item? = nil, content: ContentRecord? = nil) throws {
         try pool.write { db in
             if let item { try Self.upsert(item, db) }

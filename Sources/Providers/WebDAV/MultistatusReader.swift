@@ -38,8 +38,8 @@ final class MultistatusReader {
     }
 
     private let each: (DAVResource) -> Void
-    private(set) var failure: String?
-    private(set) var sawMultistatus = false
+    private var failure: String?
+    private var sawMultistatus = false
     /// The open elements, root first.
     private var path: [Name] = []
     private var text: [UInt8] = []
