@@ -19,10 +19,15 @@ extension LocalProvider: WritableProvider {
         guard out >= 0 else { throw failure(id, "cannot create upload file") }
         var ok = false
         defer { if !ok { unlink(temp) } }
+        // What was uploaded is described from the upload file itself, not from the name: another
+        // mount replacing the same file may have moved the name aside for a moment (`replace`).
+        // A link or rename keeps the inode, size and mtime the version is made of.
+        var written = stat()
         do {
             defer { close(out) }
             try copy(from: source, to: out, id: id)
             guard fsync(out) == 0 else { throw failure(id, "cannot sync upload") }
+            guard fstat(out, &written) == 0 else { throw failure(id, "cannot stat upload") }
         }
         switch precondition {
         case .mustNotExist:
@@ -38,7 +43,7 @@ extension LocalProvider: WritableProvider {
             guard Glibc.rename(temp, path(id)) == 0 else { throw failure(id, "cannot replace") }
         }
         ok = true
-        return try await item(for: id)
+        return item(id, written)
     }
 
     /// Replaces version `base` of `id` with `temp` so that of two writers (two mounts of one

@@ -34,7 +34,7 @@ public final class LocalProvider: Provider {
         "\(st.st_size)-\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)-\(st.st_ino)"
     }
 
-    private func item(_ id: ItemIdentifier, _ st: stat) -> Item {
+    func item(_ id: ItemIdentifier, _ st: stat) -> Item {
         let fmt = st.st_mode & S_IFMT
         let kind: ItemKind = fmt == S_IFDIR ? .folder : fmt == S_IFLNK ? .symlink : .file
         var target: String? = nil

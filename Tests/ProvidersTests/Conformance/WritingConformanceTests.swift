@@ -78,6 +78,54 @@ struct WritingConformanceTests {
         #expect(try t.server.contents(of: path) == Data("forced".utf8))
     }
 
+    /// Two mounts of one remote replacing the same version at once (each is its own provider
+    /// here, as each mount has one): at most one wins, the other is told `.versionChanged` — never
+    /// another error, such as the local folder's "not found" while the winner's name was moved
+    /// aside for a moment — and the server ends with one of the two, whole. (WebDAV's loser may
+    /// instead meet the winner's LOCK, a transient error the upload loop retries into
+    /// `.versionChanged`. Favart is left out: its API has no conditional write, README says so.)
+    @Test("two clients replacing one version at once: one wins, the other is told", arguments: ConformanceTarget.all)
+    func concurrentReplace(_ t: ConformanceTarget) async throws {
+        guard try writer(t) != nil, t.server.traits.detectsConflicts, t.server.name != "favart" else { return }
+        let a = try #require(try t.provider() as? any WritableProvider), b = try #require(try t.provider() as? any WritableProvider)
+        let area = t.area("race")
+        let rounds = 24
+        var files: [String: Data] = [:]
+        for round in 0..<rounds { files["\(area)/\(t.server.fileName("f\(round)"))"] = Data("base \(round)".utf8) }
+        try t.server.seed(files: files, folders: [])
+        var wins = 0
+        for round in 0..<rounds {
+            let path = "\(area)/\(t.server.fileName("f\(round)"))"
+            let base = try #require(try await a.item(for: Conformance.id(path)).version)
+            let mine = Data("A \(round) ".utf8) + Conformance.content(path + "A", size: 3_000)
+            let theirs = Data("B \(round) ".utf8) + Conformance.content(path + "B", size: 3_001)
+            async let ra = outcome { try await upload(a, path, mine, .mustMatch(base)) }
+            // B a little later each round (0-5.5 ms): the loser may arrive while the winner finishes.
+            async let rb = outcome {
+                try await Task.sleep(nanoseconds: UInt64(round % 12) * 500_000)
+                return try await upload(b, path, theirs, .mustMatch(base))
+            }
+            let results = await [ra, rb]
+            for case .failure(let e) in results {
+                guard let e = e as? ProviderError, e.kind == .versionChanged || e.isTransient else {
+                    Issue.record("\(t) round \(round): a losing replace must be .versionChanged (or transient), not \(e)")
+                    continue
+                }
+            }
+            let won = results.compactMap { if case .success(let item) = $0 { return item } else { return nil } }
+            #expect(won.count <= 1, "\(t) round \(round): both replaced version \(base)")
+            wins += won.count
+            let now = try t.server.contents(of: path)
+            #expect(now == mine || now == theirs || (won.isEmpty && now == Data("base \(round)".utf8)),
+                    "\(t) round \(round): the server holds neither upload whole (\(now?.count ?? -1) bytes)")
+        }
+        #expect(wins > 0, "\(t): no replace ever won")
+    }
+
+    private func outcome(_ body: () async throws -> Item) async -> Result<Item, any Error> {
+        do { return .success(try await body()) } catch { return .failure(error) }
+    }
+
     @Test("makes folders and deletes files and empty folders", arguments: ConformanceTarget.all)
     func foldersAndDelete(_ t: ConformanceTarget) async throws {
         guard let w = try writer(t) else { return }
