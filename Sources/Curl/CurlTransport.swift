@@ -24,9 +24,14 @@ public final class CurlTransport: Sendable {
     }
 
     /// Performs a request whose 2xx body is written to `fd` with pwrite at `offset`, `offset+1`, ...
-    /// A non-2xx body is returned in `body` instead (for the error message).
-    public func download(_ request: CurlRequest, into fd: Int32, at offset: Int64) async throws -> CurlResponse {
-        try await run(CurlTransfer(request: request, sink: .file(fd: fd, placement: .fixed(offset)), options: options)).response
+    /// A non-2xx body is returned in `body` instead (for the error message). `progress`, when
+    /// given, is called on the transfer thread after each write with the range written so far
+    /// (quick, never blocking): a reader can follow the file as it grows.
+    public func download(_ request: CurlRequest, into fd: Int32, at offset: Int64,
+                         progress: (@Sendable (Range<Int64>) -> Void)? = nil) async throws -> CurlResponse {
+        let transfer = CurlTransfer(request: request, sink: .file(fd: fd, placement: .fixed(offset)), options: options)
+        transfer.progress = progress
+        return try await run(transfer).response
     }
 
     /// Performs a request whose body is `length` bytes of `fd` from `offset` (default 0), streamed

@@ -28,4 +28,28 @@ final class ListingRaceTests: XCTestCase {
         do { _ = try await d.lookup(.rootContainer, "old.txt"); XCTFail("a removed file came back") }
         catch let e as ProviderError { XCTAssertEqual(e.kind, .notFound) }
     }
+
+    /// A listing answers from memory before its placeholders are saved. What is created and
+    /// removed here right after (a `cp` into a folder just listed) lands during that save and
+    /// must be what the store holds once it is done: a later mount starts from the store.
+    func testChangesMadeWhileAListingIsSavedStay() async throws {
+        let f = try LocalFixture()
+        // Enough entries that saving them takes tens of milliseconds.
+        for i in 0..<20_000 { _ = FileManager.default.createFile(atPath: f.served.path + "/f\(i)", contents: nil) }
+        let d = try f.makeDomain()
+        let listed = try await d.children(of: .rootContainer)
+        XCTAssertEqual(listed.count, 20_000)
+        // Right away, while the 20,000 placeholders are being saved.
+        let (_, handle) = try await d.create(.rootContainer, "new.txt", exclusive: true)
+        _ = try Data("new".utf8).withUnsafeBytes { try d.write(handle: handle, offset: 0, $0) }
+        d.closeFile(handle)
+        try await d.remove(.rootContainer, "f7")
+        await d.waitForListingSaves()
+        let stored = try d.store.listing(of: .rootContainer).items
+        XCTAssertEqual(stored.count, 20_000, "the store holds \(stored.count) placeholders")
+        XCTAssertTrue(stored.contains { $0.name == "new.txt" }, "a file created during the save lost its placeholder")
+        XCTAssertFalse(stored.contains { $0.name == "f7" }, "a file removed during the save came back")
+        try await d.waitForUpload(.rootContainer.child("new.txt"))
+        XCTAssertEqual(try Data(contentsOf: f.served.appendingPathComponent("new.txt")), Data("new".utf8))
+    }
 }

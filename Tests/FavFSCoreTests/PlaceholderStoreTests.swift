@@ -23,4 +23,29 @@ final class PlaceholderStoreTests: XCTestCase {
         XCTAssertNotNil(try s.item(ab.child("y")))
         XCTAssertEqual(try s.children(of: .rootContainer).map(\.item.name), ["a%_b"])
     }
+
+    /// A listing fetched before a file was created or rewritten here (it has a journal row)
+    /// neither removes nor overwrites its placeholder.
+    func testReplacingChildrenKeepsWhatIsWrittenHere() throws {
+        let dir = NSTemporaryDirectory() + "favfs-store-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let s = try PlaceholderStore(path: dir + "/p.sqlite")
+        let folder = Item(identifier: ItemIdentifier("/f"), kind: .folder)
+        let listed = folder.identifier.child("listed"), created = folder.identifier.child("created"), edited = folder.identifier.child("edited")
+        let other = ItemIdentifier("/g/created")  // a journal row under another folder is not this folder's
+        try s.replaceChildren(of: folder, with: [Item(identifier: listed, kind: .file, size: 1), Item(identifier: edited, kind: .file, size: 2)], listedAt: 1)
+        try s.saveJournal(.init(id: created, baseVersion: nil, isNew: true, since: 2), with: Item(identifier: created, kind: .file, size: 7))
+        try s.saveJournal(.init(id: edited, baseVersion: "v1", isNew: false, since: 2), with: Item(identifier: edited, kind: .file, size: 9))
+        try s.saveJournal(.init(id: other, baseVersion: nil, isNew: true, since: 2), with: Item(identifier: other, kind: .file, size: 1))
+        // The remote's listing, fetched before: no "created", "edited" at its old size.
+        try s.replaceChildren(of: folder, with: [Item(identifier: listed, kind: .file, size: 1), Item(identifier: edited, kind: .file, size: 2)], listedAt: 3)
+        XCTAssertEqual(try s.item(created)?.item.size, 7, "a file created here vanished with a listing that predates it")
+        XCTAssertEqual(try s.item(edited)?.item.size, 9, "a file rewritten here took the listing's older size")
+        // Once uploaded (no journal row), the listing is the truth again.
+        try s.deleteJournal(edited)
+        try s.replaceChildren(of: folder, with: [Item(identifier: listed, kind: .file, size: 1)], listedAt: 4)
+        XCTAssertNil(try s.item(edited))
+        XCTAssertEqual(try s.item(created)?.item.size, 7)
+    }
 }

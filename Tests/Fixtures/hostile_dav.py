@@ -2,6 +2,9 @@
 """A WebDAV server that lies, for favfs's fault tests: it answers PROPFIND on / with entries no
 sane server sends (absurd sizes and dates, duplicate names, hrefs outside the folder, names with
 '/' or NUL once decoded, names over 255 bytes) and serves a GET shorter than its Content-Length.
+Folders not in the root's listing, for listings parsed while they arrive: /slow/ sends a
+2,000-entry listing in five pieces 150 ms apart, /badutf8/ has bytes that are not UTF-8 about
+300 KB in, /cut/ closes the connection halfway through its Content-Length.
 
 usage: hostile_dav.py PORT
 """
@@ -41,6 +44,15 @@ def response(href, size, date, folder):
             f"<D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>")
 
 
+def many(folder, n):
+    """A listing of `folder` with n files, as bytes."""
+    body = ['<?xml version="1.0" encoding="utf-8"?><D:multistatus xmlns:D="DAV:">',
+            response(folder, "0", "Mon, 23 Nov 2026 10:00:00 GMT", True)]
+    body += [response(f"{folder}file-{i:05d}.txt", str(i), "Mon, 23 Nov 2026 10:00:00 GMT", False) for i in range(n)]
+    body.append("</D:multistatus>")
+    return "".join(body).encode()
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -65,6 +77,9 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(page)
             return
+        if self.path in ("/slow/", "/badutf8/", "/cut/"):
+            self.listing_in_pieces()
+            return
         if self.path != "/":
             self.send_response(404)
             self.send_header("Content-Length", "0")
@@ -81,6 +96,28 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def listing_in_pieces(self):
+        import time
+        data = many(self.path, 2000)
+        if self.path == "/badutf8/":
+            at = data.index(b"file-01000.txt")
+            data = data[:at] + b"\xff\xfe" + data[at + 2:]
+        self.send_response(207)
+        self.send_header("Content-Type", "application/xml; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.path == "/cut/":
+            self.wfile.write(data[:len(data) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        step = len(data) // 5 + 1
+        for i in range(0, len(data), step):
+            self.wfile.write(data[i:i + step])
+            self.wfile.flush()
+            if self.path == "/slow/":
+                time.sleep(0.15)
 
     def do_GET(self):
         if self.path == "/good.txt":

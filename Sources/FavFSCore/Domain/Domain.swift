@@ -21,6 +21,9 @@ public final class Domain: @unchecked Sendable {
     var listingSince: [ItemIdentifier: UInt64] = [:]
     var namespaceChanges: [ItemIdentifier: [String: UInt64]] = [:]
     var changeSequence: UInt64 = 0
+    /// Listings answered from memory whose placeholders are still being saved (`saveListing`).
+    var listingSaves: [ItemIdentifier: Task<Void, Never>] = [:]
+    let listingSaveGroup = DispatchGroup()
     /// When a file was last opened or read (background work waits for a quiet moment).
     var lastForegroundRead: Double = 0
     var rootItem: Item
@@ -219,83 +222,6 @@ public final class Domain: @unchecked Sendable {
         return t
     }
 
-    private func enumerate(_ folder: ItemIdentifier) async throws -> FolderState {
-        let started = Date()
-        let since = lock.withLock { () -> UInt64 in
-            listingSince[folder] = changeSequence
-            return changeSequence
-        }
-        defer { lock.withLock { listingSince[folder] = nil; namespaceChanges[folder] = nil } }
-        var items = try await provider.enumerateAll(in: folder)
-        let fetched = Date()
-        // Local changes not yet uploaded, and names created, removed or renamed here while the
-        // listing ran, win over what the remote lists (or does not list yet).
-        let mergedAt: UInt64 = lock.withLock {
-            let local = dirty.keys.filter { $0.parent == folder }.compactMap { loadedState(folder)?[$0.name] }
-            if !local.isEmpty {
-                let names = Set(local.map(\.name))
-                items = items.filter { !names.contains($0.name) } + local
-            }
-            items = overlayChanges(items, in: folder, since: since)
-            return changeSequence
-        }
-        let listedAt = Self.now
-        var folderItem = cachedItem(folder) ?? Item(identifier: folder, kind: .folder)
-        folderItem.kind = .folder
-        do {
-            // Saving 100,000 placeholders takes a second: not on the cooperative pool.
-            let (store, saved, parent) = (self.store, items, folderItem)
-            try await BlockingWork.run { try store.replaceChildren(of: parent, with: saved, listedAt: listedAt) }
-        } catch {
-            throw self.error(.localIO, folder, "cannot save placeholders: \(error)")
-        }
-        let (state, late, previous): (FolderState, [String], FolderState?) = lock.withLock {
-            // Changes made while the placeholders were being saved.
-            let late = namespaceChanges[folder]?.filter { $0.value > mergedAt }.map(\.key) ?? []
-            var state = FolderState(folder: folder, items: overlayChanges(items, in: folder, since: mergedAt), listedAt: listedAt)
-            state.verified = true
-            state.listingSeconds = Date().timeIntervalSince(started)
-            // Child folders that vanished or changed kind: forget their loaded listings.
-            if let old = folders[folder] {
-                for item in old.items where item.kind == .folder && state[item.name]?.kind != .folder {
-                    dropLoaded(below: item.identifier)
-                }
-            }
-            // What this mount showed before, to tell the kernel what changed.
-            let previous = folders[folder]
-            folders[folder] = state
-            return (state, late, previous)
-        }
-        (provider as? any FolderWatchingProvider)?.watch(folder)
-        if let previous, previous.listedAt != nil {
-            applyRemoteChanges(RemoteChange.diff(old: previous.items, new: state.items), in: state)
-        }
-        for name in late {
-            if let item = state[name] { try? store.upsert(item) } else { try? store.removeSubtree(folder.child(name)) }
-        }
-        log.debug("listed \(folder): \(items.count) items, fetched in \(Int(fetched.timeIntervalSince(started) * 1000)) ms, stored in \(Int(Date().timeIntervalSince(fetched) * 1000)) ms")
-        return state
-    }
-
-    /// `items` with the names changed here since `since` taken from the current placeholders
-    /// instead (present or gone). Lock held.
-    private func overlayChanges(_ items: [Item], in folder: ItemIdentifier, since: UInt64) -> [Item] {
-        guard let changes = namespaceChanges[folder] else { return items }
-        let changed = changes.filter { $0.value > since }.map(\.key)
-        guard !changed.isEmpty else { return items }
-        var byName = Dictionary(items.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        for name in changed { byName[name] = loadedState(folder)?[name] }
-        return Array(byName.values)
-    }
-
-    /// Records (lock held) that `id` was created, removed or renamed here, for a listing of its
-    /// parent that may be in flight.
-    func noteChange(_ id: ItemIdentifier) {
-        guard let parent = id.parent, listingSince[parent] != nil else { return }
-        changeSequence += 1
-        namespaceChanges[parent, default: [:]][id.name] = changeSequence
-    }
-
     /// Forgets placeholders at and below `id` (it is gone at the remote).
     func forgetSubtree(_ id: ItemIdentifier) {
         try? store.removeSubtree(id)
@@ -462,6 +388,8 @@ public final class Domain: @unchecked Sendable {
     /// Ends the mount: evicts all content that is not pinned unless `keepContent`.
     public func shutdown(keepContent: Bool) -> (files: Int, bytes: Int64) {
         let evicted = keepContent ? (0, 0) : content.evictAll()
+        // Placeholders of the last listings: the next mount browses them (a save takes ms).
+        if listingSaveGroup.wait(timeout: .now() + 10) == .timedOut { log.warning("unmounting with a listing still being saved") }
         store.close()
         return evicted
     }

@@ -167,14 +167,20 @@ public final class PlaceholderStore: Sendable {
 
     /// Replaces a folder's children with a fresh enumeration in one transaction: items gone from
     /// the remote are removed with everything below them; the folder is marked listed at `listedAt`.
+    /// A child with a journal row (written here, not uploaded yet) keeps its placeholder, listed
+    /// or not: a listing fetched before a file was created or rewritten here must not undo it,
+    /// even for a moment a crash could fall into.
     public func replaceChildren(of folder: Item, with items: [Item], listedAt: Double) throws {
         try pool.write { db in
+            let prefix = folder.identifier.isRoot ? "/" : folder.identifier.rawValue + "/"
+            let dirty = Set(try String.fetchAll(db, sql: "SELECT id FROM journal WHERE substr(id, 1, ?) = ?",
+                                                arguments: [prefix.utf8.count, prefix]))
             let keep = Set(items.map(\.identifier.rawValue))
             var gone: [String] = []
             let old = try String.fetchCursor(db, sql: "SELECT id FROM item WHERE parent = ?", arguments: [folder.identifier.rawValue])
-            while let id = try old.next() { if !keep.contains(id) { gone.append(id) } }
+            while let id = try old.next() { if !keep.contains(id) && !dirty.contains(id) { gone.append(id) } }
             for id in gone { try Self.removeSubtree(ItemIdentifier(id), db) }
-            for item in items { try Self.upsert(item, db) }
+            for item in items where !dirty.contains(item.identifier.rawValue) { try Self.upsert(item, db) }
             try Self.upsert(folder, db)
             try db.execute(sql: "UPDATE item SET listedAt = ? WHERE id = ?", arguments: [listedAt, folder.identifier.rawValue])
         }

@@ -15,20 +15,36 @@ enum UTF8Check {
         var info = stat()
         let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 1 << 20
         var buffer = [UInt8](repeating: 0, count: max(1, min(size, 1 << 20)))
-        var carry: [UInt8] = []
+        var check = Incremental()
         var offset: off_t = 0
         while true {
             let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
             if n < 0 { if errno == EINTR { continue }; return false }
-            if n == 0 { return carry.isEmpty }
+            if n == 0 { return check.isComplete }
             offset += off_t(n)
-            let result = buffer.withUnsafeBytes { isValid(UnsafeRawBufferPointer(rebasing: $0[0..<n]), carry: carry) }
-            switch result {
+            guard buffer.withUnsafeBytes({ check.feed(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) else { return false }
+        }
+    }
+
+    /// Checks a body chunk by chunk, as it arrives: a sequence cut by the end of one chunk is
+    /// completed by the next.
+    struct Incremental {
+        private var carry: [UInt8] = []
+        private var failed = false
+
+        /// False once anything fed so far is not valid UTF-8.
+        mutating func feed(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            guard !failed else { return false }
+            switch UTF8Check.isValid(bytes, carry: carry) {
             case .valid: carry = []
             case .incomplete(let tail): carry = tail
-            case .invalid: return false
+            case .invalid: failed = true
             }
+            return !failed
         }
+
+        /// Whether everything fed was valid and no sequence was left cut off at the end.
+        var isComplete: Bool { !failed && carry.isEmpty }
     }
 
     private enum Result: Equatable { case valid, incomplete([UInt8]), invalid }

@@ -37,11 +37,17 @@ enum Multistatus {
         stream.open()
         defer { stream.close() }
         var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        try parse(reading: {
+            let n = buffer.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: $0.count) }
+            return n > 0 ? Data(buffer[0..<n]) : nil
+        }, each: each)
+    }
+
+    /// Parses a body handed over in chunks by `read` (nil at the end), calling `each` with every
+    /// response as soon as it ends.
+    static func parse(reading read: () -> Data?, each: (DAVResource) -> Void) throws(MultistatusError) {
         try withoutActuallyEscaping(each) { (each) throws(MultistatusError) in
-            try MultistatusReader.parse(reading: {
-                let n = buffer.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: $0.count) }
-                return n > 0 ? Data(buffer[0..<n]) : nil
-            }, each: each)
+            try MultistatusReader.parse(reading: read, each: each)
         }
     }
 

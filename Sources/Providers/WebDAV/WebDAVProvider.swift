@@ -161,7 +161,8 @@ public final class WebDAVProvider: Provider {
     }
 
     /// PROPFIND whose 207 body goes to an unlinked temp file and is parsed from there as a
-    /// stream: a 100,000-entry listing (40 MB of XML) never sits in memory.
+    /// stream while it arrives (`SpoolFollower`): a 100,000-entry listing (40 MB of XML) never
+    /// sits in memory, and parsing overlaps the server's time producing the listing.
     /// `consume` gets a function that parses the body, handing each response to its argument;
     /// it runs on the blocking-work threads (a large listing parses for seconds).
     private func propfind<T: Sendable>(_ identifier: ItemIdentifier, isFolder: Bool, depth: String, properties: [String],
@@ -173,12 +174,36 @@ public final class WebDAVProvider: Provider {
                                   body: Data(body.utf8), credentials: configuration.credentials)
         let spool = try SpoolFile(remote: remoteDescription, path: identifier.rawValue)
         defer { spool.close() }
+        let follower = SpoolFollower(fd: spool.fd)
+        let errors = self.errors
+        // Only a 2xx body reaches the file; for any other answer the parse meets an empty
+        // body, and its result is not used.
+        let parsing = Task {
+            try await BlockingWork.run {
+                try consume { each in
+                    var parseError: String?
+                    do {
+                        try Multistatus.parse(reading: follower.next, each: each)
+                    } catch {
+                        parseError = (error as? MultistatusError)?.description ?? "\(error)"
+                    }
+                    if let problem = follower.failure ?? parseError {
+                        throw errors.invalid("unreadable 207 multistatus: \(problem)", method: "PROPFIND",
+                                             path: identifier.rawValue, status: 207)
+                    }
+                }
+            }
+        }
         let response: CurlResponse
         do {
-            response = try await listingTransport.download(request, into: spool.fd, at: 0)
+            response = try await listingTransport.download(request, into: spool.fd, at: 0, progress: { follower.grew(to: $0.upperBound) })
+            follower.end()
         } catch {
+            follower.end()
+            _ = await parsing.result  // it reads the spool file: done before the file is closed
             throw errors.transport(error, method: "PROPFIND", path: identifier.rawValue)
         }
+        let parsed = await parsing.result
         guard response.status == 207 else {
             // A 200 to PROPFIND is a server (or a proxy, or a login page) that does not speak
             // WebDAV at this URL: "PROPFIND failed: 200 OK" would help nobody.
@@ -188,21 +213,6 @@ public final class WebDAVProvider: Provider {
             }
             throw errors.status(response.status, method: "PROPFIND", path: identifier.rawValue, body: response.body)
         }
-        let errors = self.errors
-        return try await BlockingWork.run {
-            guard UTF8Check.isValidFile(spool.fd) else {
-                throw errors.invalid("unreadable 207 multistatus: the body is not valid UTF-8", method: "PROPFIND",
-                                     path: identifier.rawValue, status: 207)
-            }
-            let stream = try spool.inputStream()
-            return try consume { each in
-                do {
-                    try Multistatus.parse(stream, each: each)
-                } catch let error as MultistatusError {
-                    throw errors.invalid("unreadable 207 multistatus: \(error.description)", method: "PROPFIND",
-                                         path: identifier.rawValue, status: 207)
-                }
-            }
-        }
+        return try parsed.get()
     }
 }

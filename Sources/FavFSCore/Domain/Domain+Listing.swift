@@ -1,0 +1,118 @@
+import Foundation
+
+/// Enumerating a folder: the remote's listing, merged with what was changed here meanwhile,
+/// answers from memory at once; its placeholders are saved to the store right after, off the
+/// waiting `readdir`'s path (5,000 entries take 17-21 ms to save, 100,000 about a second).
+extension Domain {
+    func enumerate(_ folder: ItemIdentifier) async throws -> FolderState {
+        // The previous listing of this folder finishes saving first: its change tracking
+        // (`listingSince`) and its save must not interleave with this one's.
+        if let saving = lock.withLock({ listingSaves[folder] }) { await saving.value }
+        let started = Date()
+        let since = lock.withLock { () -> UInt64 in
+            listingSince[folder] = changeSequence
+            return changeSequence
+        }
+        var items: [Item]
+        do {
+            items = try await provider.enumerateAll(in: folder)
+        } catch {
+            lock.withLock { listingSince[folder] = nil; namespaceChanges[folder] = nil }
+            throw error
+        }
+        let fetched = Date()
+        let listedAt = Self.now
+        var folderItem = cachedItem(folder) ?? Item(identifier: folder, kind: .folder)
+        folderItem.kind = .folder
+        // Local changes not yet uploaded, and names created, removed or renamed here while the
+        // listing ran, win over what the remote lists (or does not list yet).
+        let (state, mergedAt, previous): (FolderState, UInt64, FolderState?) = lock.withLock {
+            let local = dirty.keys.filter { $0.parent == folder }.compactMap { loadedState(folder)?[$0.name] }
+            if !local.isEmpty {
+                let names = Set(local.map(\.name))
+                items = items.filter { !names.contains($0.name) } + local
+            }
+            items = overlayChanges(items, in: folder, since: since)
+            var state = FolderState(folder: folder, items: items, listedAt: listedAt)
+            state.verified = true
+            state.listingSeconds = Date().timeIntervalSince(started)
+            // Child folders that vanished or changed kind: forget their loaded listings.
+            if let old = folders[folder] {
+                for item in old.items where item.kind == .folder && state[item.name]?.kind != .folder {
+                    dropLoaded(below: item.identifier)
+                }
+            }
+            // What this mount showed before, to tell the kernel what changed.
+            let previous = folders[folder]
+            folders[folder] = state
+            return (state, changeSequence, previous)
+        }
+        saveListing(folder, folderItem, items, listedAt: listedAt, mergedAt: mergedAt, fetched: fetched.timeIntervalSince(started))
+        (provider as? any FolderWatchingProvider)?.watch(folder)
+        if let previous, previous.listedAt != nil {
+            applyRemoteChanges(RemoteChange.diff(old: previous.items, new: state.items), in: state)
+        }
+        return state
+    }
+
+    /// Saves a listing's placeholders in the background. The folder's changes stay tracked
+    /// until then: whatever was created, removed or renamed here after the merge is written
+    /// again from memory once the listing is in the store (files written here are kept by the
+    /// store itself: `replaceChildren` leaves journaled children alone).
+    private func saveListing(_ folder: ItemIdentifier, _ folderItem: Item, _ items: [Item], listedAt: Double,
+                             mergedAt: UInt64, fetched: TimeInterval) {
+        let store = self.store
+        listingSaveGroup.enter()
+        lock.withLock {
+            listingSaves[folder] = Task { [self] in
+                let started = Date()
+                do {
+                    // Saving 100,000 placeholders takes a second: not on the cooperative pool.
+                    try await BlockingWork.run { try store.replaceChildren(of: folderItem, with: items, listedAt: listedAt) }
+                } catch {
+                    // Memory has the listing; the store keeps the older placeholders, which the
+                    // next mount revalidates before trusting them.
+                    log.error("cannot save the placeholders of \(folder): \(error)")
+                }
+                let late: [(String, Item?)] = lock.withLock {
+                    let names = namespaceChanges[folder]?.filter { $0.value > mergedAt }.map(\.key) ?? []
+                    return names.map { ($0, loadedState(folder)?[$0]) }
+                }
+                for (name, item) in late {
+                    if let item { try? store.upsert(item) } else { try? store.removeSubtree(folder.child(name)) }
+                }
+                lock.withLock {
+                    listingSince[folder] = nil
+                    namespaceChanges[folder] = nil
+                    listingSaves[folder] = nil
+                }
+                listingSaveGroup.leave()
+                log.debug("listed \(folder): \(items.count) items, fetched in \(Int(fetched * 1000)) ms, stored in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
+            }
+        }
+    }
+
+    /// Waits until every listing answered so far is in the store.
+    public func waitForListingSaves() async {
+        while let saving = lock.withLock({ listingSaves.values.first }) { await saving.value }
+    }
+
+    /// `items` with the names changed here since `since` taken from the current placeholders
+    /// instead (present or gone). Lock held.
+    private func overlayChanges(_ items: [Item], in folder: ItemIdentifier, since: UInt64) -> [Item] {
+        guard let changes = namespaceChanges[folder] else { return items }
+        let changed = changes.filter { $0.value > since }.map(\.key)
+        guard !changed.isEmpty else { return items }
+        var byName = Dictionary(items.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for name in changed { byName[name] = loadedState(folder)?[name] }
+        return Array(byName.values)
+    }
+
+    /// Records (lock held) that `id` was created, removed or renamed here, for a listing of its
+    /// parent that may be in flight or being saved.
+    func noteChange(_ id: ItemIdentifier) {
+        guard let parent = id.parent, listingSince[parent] != nil else { return }
+        changeSequence += 1
+        namespaceChanges[parent, default: [:]][id.name] = changeSequence
+    }
+}

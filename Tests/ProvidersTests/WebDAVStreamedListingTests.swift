@@ -1,0 +1,70 @@
+import Foundation
+import XCTest
+import Curl
+import FavFSCore
+import Providers
+import TestSupport
+
+/// WebDAV listings are parsed while they arrive (`SpoolFollower`). Against a real HTTP server
+/// (`Tests/Fixtures/hostile_dav.py`): a listing sent in pieces with pauses is read whole; one
+/// with bytes that are not UTF-8 past the first pieces, or cut off halfway, is a clear error —
+/// never a partial listing, never a hang.
+final class WebDAVStreamedListingTests: XCTestCase {
+    private var server: BackgroundProcess?
+    private var provider: WebDAVProvider!
+
+    override func setUpWithError() throws {
+        guard let python = FavartServer.python else { throw ShellError("python3 is needed for the hostile server") }
+        let port = try FreePort.next()
+        let script = URL(fileURLWithPath: FavartServer.script).deletingLastPathComponent().appendingPathComponent("hostile_dav.py").path
+        let log = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-hostile-\(port).log")
+        let p = try BackgroundProcess(python, [script, "\(port)"], logFile: log)
+        guard FreePort.waitUntilListening(port: port, timeout: 10) else {
+            p.stop()
+            throw ShellError("the hostile server did not start: \(p.log())")
+        }
+        server = p
+        provider = WebDAVProvider(configuration: .init(baseURL: "http://127.0.0.1:\(port)/", remoteDescription: "dav://127.0.0.1:\(port)/",
+                                                       credentials: nil),
+                                  transport: CurlTransport())
+    }
+
+    override func tearDown() {
+        provider = nil
+        server?.stop()
+        super.tearDown()
+    }
+
+    func testAListingThatArrivesInPiecesIsReadWhole() async throws {
+        let started = Date()
+        let items = try await provider.enumerateAll(in: ItemIdentifier("/slow"))
+        XCTAssertEqual(items.count, 2_000)
+        XCTAssertEqual(Set(items.map(\.name)).count, 2_000)
+        let last = try XCTUnwrap(items.first { $0.name == "file-01999.txt" })
+        XCTAssertEqual(last.size, 1_999)
+        // Five pieces 150 ms apart: the listing waited for all of them.
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), 0.5)
+    }
+
+    func testBytesThatAreNotUTF8MidwayAreAClearError() async throws {
+        do {
+            let items = try await provider.enumerateAll(in: ItemIdentifier("/badutf8"))
+            XCTFail("a listing with bytes that are not UTF-8 gave \(items.count) items")
+        } catch let e as ProviderError {
+            XCTAssertEqual(e.kind, .invalidResponse, "\(e)")
+            XCTAssertTrue(e.description.contains("not valid UTF-8"), "\(e)")
+            XCTAssertTrue(e.description.contains("/badutf8"), "the error names the folder: \(e)")
+        }
+    }
+
+    func testAListingCutOffHalfwayIsAnErrorNotAHang() async throws {
+        let started = Date()
+        do {
+            let items = try await provider.enumerateAll(in: ItemIdentifier("/cut"))
+            XCTFail("a listing cut off halfway gave \(items.count) items")
+        } catch let e as ProviderError {
+            XCTAssertTrue(e.isTransient || e.kind == .invalidResponse, "\(e)")
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30, "a cut-off listing must fail promptly")
+    }
+}
