@@ -177,9 +177,9 @@ public final class WebDAVProvider: Provider {
         let follower = SpoolFollower(fd: spool.fd)
         let errors = self.errors
         // Only a 2xx body reaches the file; for any other answer the parse meets an empty
-        // body, and its result is not used.
+        // body, and its result is not used. Its own thread: it waits for the download.
         let parsing = Task {
-            try await BlockingWork.run {
+            try await BlockingWork.runOnOwnThread {
                 try consume { each in
                     var parseError: String?
                     do {
