@@ -13,16 +13,9 @@ final class HostileServerEndToEndTests: XCTestCase {
 
     override func setUpWithError() throws {
         try E2EGate.require(apache: false)
-        guard let python = FavartServer.python else { throw ShellError("python3 is needed for the hostile server") }
-        let port = try FreePort.next()
-        let script = URL(fileURLWithPath: FavartServer.script).deletingLastPathComponent().appendingPathComponent("hostile_dav.py").path
-        let log = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-hostile-\(port).log")
-        let p = try BackgroundProcess(python, [script, "\(port)"], logFile: log)
-        guard FreePort.waitUntilListening(port: port, timeout: 10) else {
-            p.stop()
-            throw ShellError("the hostile server did not start: \(p.log())")
-        }
-        server = p
+        let hostile = try HostileDAVServer()
+        server = hostile.process
+        let port = hostile.port
         let m = try MountedFavFS(remote: "dav://127.0.0.1:\(port)/")
         mounts.append(m)
     }

@@ -14,16 +14,9 @@ final class WebDAVStreamedListingTests: XCTestCase {
     private var provider: WebDAVProvider!
 
     override func setUpWithError() throws {
-        guard let python = FavartServer.python else { throw ShellError("python3 is needed for the hostile server") }
-        let port = try FreePort.next()
-        let script = URL(fileURLWithPath: FavartServer.script).deletingLastPathComponent().appendingPathComponent("hostile_dav.py").path
-        let log = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-hostile-\(port).log")
-        let p = try BackgroundProcess(python, [script, "\(port)"], logFile: log)
-        guard FreePort.waitUntilListening(port: port, timeout: 10) else {
-            p.stop()
-            throw ShellError("the hostile server did not start: \(p.log())")
-        }
-        server = p
+        let hostile = try HostileDAVServer()
+        server = hostile.process
+        let port = hostile.port
         provider = WebDAVProvider(configuration: .init(baseURL: "http://127.0.0.1:\(port)/", remoteDescription: "dav://127.0.0.1:\(port)/",
                                                        credentials: nil),
                                   transport: CurlTransport())

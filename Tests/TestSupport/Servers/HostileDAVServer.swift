@@ -1,0 +1,23 @@
+import Foundation
+
+/// The lying WebDAV server (`Tests/Fixtures/hostile_dav.py`) on a free loopback port, in the
+/// foreground of a `BackgroundProcess`: stop it with `process.stop()`.
+public struct HostileDAVServer {
+    public let process: BackgroundProcess
+    public let port: Int
+
+    /// Starts the server and waits until it listens.
+    public init() throws {
+        guard let python = FavartServer.python else { throw ShellError("python3 is needed for the hostile server") }
+        let port = try FreePort.next()
+        let script = URL(fileURLWithPath: FavartServer.script).deletingLastPathComponent().appendingPathComponent("hostile_dav.py").path
+        let log = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-hostile-\(port).log")
+        let p = try BackgroundProcess(python, [script, "\(port)"], logFile: log)
+        guard FreePort.waitUntilListening(port: port, timeout: 10) else {
+            p.stop()
+            throw ShellError("the hostile server did not start: \(p.log())")
+        }
+        process = p
+        self.port = port
+    }
+}
