@@ -8,24 +8,6 @@ enum UTF8Check {
         data.withUnsafeBytes { raw in isValid(raw, carry: []) == .valid }
     }
 
-    /// Reads `fd` from its start in chunks of at most 1 MiB (a spooled listing can be 40 MB).
-    /// The buffer is no larger than the file: a PROPFIND of one item (after every upload) is
-    /// a few hundred bytes, and zeroing 1 MiB for it cost more CPU than the rest of the upload.
-    static func isValidFile(_ fd: Int32) -> Bool {
-        var info = stat()
-        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 1 << 20
-        var buffer = [UInt8](repeating: 0, count: max(1, min(size, 1 << 20)))
-        var check = Incremental()
-        var offset: off_t = 0
-        while true {
-            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
-            if n < 0 { if errno == EINTR { continue }; return false }
-            if n == 0 { return check.isComplete }
-            offset += off_t(n)
-            guard buffer.withUnsafeBytes({ check.feed(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) else { return false }
-        }
-    }
-
     /// Checks a body chunk by chunk, as it arrives: a sequence cut by the end of one chunk is
     /// completed by the next.
     struct Incremental {

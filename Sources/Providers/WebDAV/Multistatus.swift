@@ -24,23 +24,16 @@ enum Multistatus {
     static func parse(_ data: Data) throws(MultistatusError) -> [DAVResource] {
         guard UTF8Check.isValid(data) else { throw MultistatusError(description: "the body is not valid UTF-8") }
         var resources: [DAVResource] = []
-        // A stream, not XMLParser(data:): that pushes the whole body to libxml2 as one chunk,
-        // and a 40 MB listing (100,000 entries) trips its huge-input limit.
-        try parse(InputStream(data: data)) { resources.append($0) }
-        return resources
-    }
-
-    /// Parses a body (checked to be valid UTF-8 first: see `UTF8Check`) as it is read from
-    /// `stream`, handing each response to `each` as soon as it ends: a 100,000-entry listing
-    /// never exists whole in memory, neither as text nor as resources.
-    static func parse(_ stream: InputStream, each: (DAVResource) -> Void) throws(MultistatusError) {
-        stream.open()
-        defer { stream.close() }
-        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        // In pieces: one chunk of a 40 MB listing (100,000 entries) would trip libxml2's
+        // huge-input limit.
+        var offset = 0
         try parse(reading: {
-            let n = buffer.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: $0.count) }
-            return n > 0 ? Data(buffer[0..<n]) : nil
-        }, each: each)
+            guard offset < data.count else { return nil }
+            let end = min(data.count, offset + (256 << 10))
+            defer { offset = end }
+            return data.subdata(in: offset..<end)
+        }) { resources.append($0) }
+        return resources
     }
 
     /// Parses a body handed over in chunks by `read` (nil at the end), calling `each` with every

@@ -1,8 +1,9 @@
 import Foundation
 import FavFSCore
 
-/// A temp file a response body is written to and read back from as a stream, so large bodies
-/// (listings) stay out of memory. Unlinked at once: nothing is left behind, even on a crash.
+/// A temp file a response body is written to and read back from as it arrives
+/// (`SpoolFollower`), so large bodies (listings) stay out of memory. Unlinked at once: nothing
+/// is left behind, even on a crash.
 struct SpoolFile: Sendable {
     let fd: Int32
 
@@ -15,14 +16,6 @@ struct SpoolFile: Sendable {
         }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         self.fd = fd
-    }
-
-    /// A stream over what was written, from the start (through /proc, so the fd stays ours).
-    func inputStream() throws -> InputStream {
-        guard let s = InputStream(fileAtPath: "/proc/self/fd/\(fd)") else {
-            throw MultistatusError(description: "cannot read the spooled response back")
-        }
-        return s
     }
 
     func close() { _ = Glibc.close(fd) }
