@@ -10,7 +10,6 @@ final class SpoolFollower: @unchecked Sendable {
     private var ended = false
     // The reading side's own state: one reader, on one thread at a time.
     private var offset: Int64 = 0
-    private var buffer = [UInt8](repeating: 0, count: 256 << 10)
     private var utf8 = UTF8Check.Incremental()
     /// What stopped the reading early: invalid UTF-8, or the file could not be read back.
     private(set) var failure: String?
@@ -38,26 +37,41 @@ final class SpoolFollower: @unchecked Sendable {
         while true {
             condition.lock()
             while written <= offset && !ended { condition.wait() }
-            let available = ended ? Int64(buffer.count) : written - offset
+            var available = written - offset
+            let done = ended
             condition.unlock()
-            let want = Int(min(Int64(buffer.count), available))
-            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(offset)) }
+            if done {
+                // The last write may not have been reported: the file's size says what is left.
+                var info = stat()
+                if fstat(fd, &info) == 0 { available = Int64(info.st_size) - offset }
+                if available <= 0 {
+                    if !utf8.isComplete { failure = "the body is not valid UTF-8" }
+                    return nil
+                }
+            }
+            // No larger than what is there: most PROPFINDs (one item) are a few hundred bytes,
+            // and zeroing a large buffer for each cost more than reading them.
+            var chunk = Data(count: Int(min(Self.chunkSize, available)))
+            let n = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
             if n < 0 {
                 if errno == EINTR { continue }
                 failure = "cannot read the spooled response back: \(String(cString: strerror(errno)))"
                 return nil
             }
             if n == 0 {
-                // Only once ended (before, `written` promised more): the end of the body.
                 if !utf8.isComplete { failure = "the body is not valid UTF-8" }
                 return nil
             }
             offset += Int64(n)
-            guard buffer.withUnsafeBytes({ utf8.feed(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) else {
+            chunk.count = n
+            guard chunk.withUnsafeBytes({ utf8.feed($0) }) else {
                 failure = "the body is not valid UTF-8"
                 return nil
             }
-            return Data(buffer[0..<n])
+            return chunk
         }
     }
+
+    /// The most handed to the parser at once.
+    static let chunkSize: Int64 = 256 << 10
 }

@@ -164,7 +164,8 @@ public final class WebDAVProvider: Provider {
     /// stream while it arrives (`SpoolFollower`): a 100,000-entry listing (40 MB of XML) never
     /// sits in memory, and parsing overlaps the server's time producing the listing.
     /// `consume` gets a function that parses the body, handing each response to its argument;
-    /// it runs on the blocking-work threads (a large listing parses for seconds).
+    /// it runs on a thread of its own (it waits for the download; a large listing parses for
+    /// seconds).
     private func propfind<T: Sendable>(_ identifier: ItemIdentifier, isFolder: Bool, depth: String, properties: [String],
                                        consume: @escaping @Sendable (_ resources: ((DAVResource) -> Void) throws -> Void) throws -> T) async throws -> T {
         let body = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n"
