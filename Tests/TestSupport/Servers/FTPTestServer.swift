@@ -46,13 +46,10 @@ public final class FTPTestServer: @unchecked Sendable {
             .appendingPathComponent("Fixtures/ftp_server.py")
     }
 
-    /// The Python that has pyftpdlib and pyOpenSSL (`pip install pyftpdlib pyopenssl`), or nil.
-    public static let python: String? = {
-        guard let r = try? Shell.sh("python3 -c 'import sys, pyftpdlib, OpenSSL; print(sys.executable)' 2>/dev/null"),
-              r.status == 0 else { return nil }
-        let path = r.output.trimmingCharacters(in: .whitespacesAndNewlines)
-        return path.isEmpty ? nil : path
-    }()
+    /// The tests' Python (`TestPython`) when it has pyftpdlib and pyOpenSSL (`make setup`), or nil.
+    public static let python: String? = TestPython.canImport(["pyftpdlib", "OpenSSL"]) ? TestPython.path : nil
+
+    static var missing: String { "pyftpdlib or pyOpenSSL is missing in \(TestPython.description); run make setup" }
 
     /// A started server, or a skip (a failure under CI=true) when pyftpdlib is missing.
     public static func started(_ flavor: Flavor = Flavor(), file: StaticString = #filePath, line: UInt = #line) throws -> FTPTestServer {
@@ -64,7 +61,7 @@ public final class FTPTestServer: @unchecked Sendable {
 
     public static func requireAvailable(file: StaticString = #filePath, line: UInt = #line) throws {
         guard python != nil else {
-            let what = "pyftpdlib is not installed (pip install pyftpdlib pyopenssl)"
+            let what = missing
             if TestEnvironment.isCI {
                 XCTFail("\(what) and CI=true", file: file, line: line)
                 throw ShellError("pyftpdlib missing under CI")
@@ -76,7 +73,7 @@ public final class FTPTestServer: @unchecked Sendable {
     /// Starts the server (making the certificate first for FTPS) and waits until it listens.
     public func start() throws {
         guard process == nil else { return }
-        guard let python = Self.python else { throw ShellError("pyftpdlib is not installed (pip install pyftpdlib pyopenssl)") }
+        guard let python = Self.python else { throw ShellError(Self.missing) }
         var args = [Self.script.path, root.path, String(port), Self.user, Self.password]
         if flavor.tls {
             try makeCertificate()

@@ -16,17 +16,12 @@ public final class FavartServer: @unchecked Sendable {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/favart_server.py").path
 
-    /// The first `python3` on PATH (posix_spawn needs a full path).
-    public static let python: String? = {
-        let dirs = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return dirs.map { "\($0)/python3" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+    /// The tests' Python (`TestPython`: FAVFS_TEST_PYTHON, else make setup's .venv, else
+    /// python3 on PATH), as a full path (posix_spawn needs one).
+    public static let python: String? = TestPython.path
 
-    /// True when that Python can make previews (`pip install pillow`).
-    public static let hasPillow: Bool = {
-        guard let python else { return false }
-        return (try? Shell.run(python, ["-c", "import PIL"]).status) == 0
-    }()
+    /// True when that Python can make previews (Pillow: Debian's python3-pil, `make setup`).
+    public static let hasPillow: Bool = TestPython.canImport(["PIL"])
 
     /// A server for a new temp folder; `start()` runs it.
     public init() throws {
@@ -35,14 +30,14 @@ public final class FavartServer: @unchecked Sendable {
         port = try FreePort.next()
     }
 
-    /// A started server, or a skip when python3 is missing — a failure under `CI=true`.
+    /// A started server, or a skip when there is no python3 — a failure under `CI=true`.
     public static func started(file: StaticString = #filePath, line: UInt = #line) throws -> FavartServer {
         guard python != nil else {
             if TestEnvironment.isCI {
-                XCTFail("python3 is not on PATH and CI=true", file: file, line: line)
+                XCTFail("\(TestPython.description) and CI=true", file: file, line: line)
                 throw ShellError("python3 missing under CI")
             }
-            throw XCTSkip("python3 is not on PATH")
+            throw XCTSkip(TestPython.description)
         }
         let server = try FavartServer()
         try server.start()
@@ -58,7 +53,7 @@ public final class FavartServer: @unchecked Sendable {
     public func start() throws {
         lock.lock(); defer { lock.unlock() }
         if let process, process.isRunning { return }
-        guard let python = Self.python else { throw ShellError("python3 is not on PATH") }
+        guard let python = Self.python else { throw ShellError(TestPython.description) }
         let logFile = root.deletingLastPathComponent().appendingPathComponent(root.lastPathComponent + ".log")
         let p = try BackgroundProcess(python, ["-u", Self.script, root.path, "--port", String(port)], logFile: logFile)
         let deadline = Date().addingTimeInterval(20)

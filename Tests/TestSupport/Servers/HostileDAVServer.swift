@@ -8,7 +8,7 @@ public struct HostileDAVServer {
 
     /// Starts the server and waits until it listens.
     public init() throws {
-        guard let python = FavartServer.python else { throw ShellError("python3 is needed for the hostile server") }
+        guard let python = TestPython.path else { throw ShellError("the hostile server needs python3: \(TestPython.description)") }
         let port = try FreePort.next()
         let script = URL(fileURLWithPath: FavartServer.script).deletingLastPathComponent().appendingPathComponent("hostile_dav.py").path
         let log = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-hostile-\(port).log")

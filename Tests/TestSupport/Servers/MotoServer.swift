@@ -28,9 +28,14 @@ public final class MotoServer: @unchecked Sendable {
     private let dir: URL
     private var script: URL { dir.appendingPathComponent("moto_tool.py") }
 
-    /// True when python3 can import moto and boto3.
-    public static var isAvailable: Bool {
-        (try? Shell.run("/usr/bin/env", ["python3", "-c", "import moto.server, boto3"]).status) == 0
+    /// True when the tests' Python (`TestPython`) can import moto and boto3 (`make setup`).
+    public static var isAvailable: Bool { TestPython.canImport(["moto.server", "boto3"]) }
+
+    static var missing: String { "moto is missing in \(TestPython.description); run make setup (moto[server], boto3)" }
+
+    private static func python() throws -> String {
+        guard let python = TestPython.path else { throw ShellError(missing) }
+        return python
     }
 
     public init(bucket: String = "favfs-test") throws {
@@ -47,7 +52,7 @@ public final class MotoServer: @unchecked Sendable {
     public func start() throws {
         lock.lock(); defer { lock.unlock() }
         if let process, process.isRunning { return }
-        let p = try BackgroundProcess("/usr/bin/env", ["python3", script.path, "serve", "127.0.0.1", String(port)],
+        let p = try BackgroundProcess(try Self.python(), [script.path, "serve", "127.0.0.1", String(port)],
                                       logFile: dir.appendingPathComponent("moto.log"))
         let deadline = Date().addingTimeInterval(60)
         while !FreePort.isListening(port: port) {
@@ -119,7 +124,7 @@ public final class MotoServer: @unchecked Sendable {
         let input = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
         let env = ["MOTO_ENDPOINT": endpoint, "MOTO_BUCKET": bucket, "MOTO_REGION": region,
                    "MOTO_KEY": accessKeyId, "MOTO_SECRET": secretAccessKey]
-        let r = try Shell.run("/usr/bin/env", ["python3", script.path, "tool"], stdin: input, environment: env)
+        let r = try Shell.run(try Self.python(), [script.path, "tool"], stdin: input, environment: env)
         guard r.status == 0, let json = try? JSONSerialization.jsonObject(with: Data(r.output.utf8)) as? [String: Any] else {
             throw ShellError("moto tool \(request["op"] ?? "") failed (\(r.status)): \(r.error.suffix(2000))")
         }
@@ -242,10 +247,10 @@ extension ServerRequirement {
     public static func moto(bucket: String = "favfs-test", file: StaticString = #filePath, line: UInt = #line) throws -> MotoServer {
         guard MotoServer.isAvailable else {
             if TestEnvironment.isCI {
-                XCTFail("moto is not installed (pip install 'moto[server]' boto3) and CI=true", file: file, line: line)
+                XCTFail("\(MotoServer.missing) and CI=true", file: file, line: line)
                 throw ShellError("moto missing under CI")
             }
-            throw XCTSkip("moto is not installed (pip install 'moto[server]' boto3)")
+            throw XCTSkip(MotoServer.missing)
         }
         return try MotoServer(bucket: bucket)
     }
