@@ -11,17 +11,32 @@ RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 # Every Debian and PyPI package the build, the demo and the tests need (run as root; CI runs it too).
 # Build: FUSE, libcurl, SQLite, libxml2 (WebDAV listings), libjpeg-turbo and libpng (thumbnails). Test servers, one per provider: Apache mod_dav and autoindex
 # (WebDAV, HTTP index), nginx (HTTP index), OpenSSH (SFTP), openssl (FTPS certificates);
-# moto_server (S3, pinned: the test launcher adjusts how this version checks signatures),
-# pyftpdlib + pyOpenSSL (FTP/FTPS), Pillow (the Favart fixture's previews). Packaging and its check:
-# dpkg-dev (dpkg-shlibdeps), binutils (strip, readelf), man-db, bash-completion (its loader),
-# passwd (useradd), util-linux (runuser), strace (counts what `ls -l` asks of a mount).
+# Pillow (the Favart fixture's previews) from Debian; from PyPI: moto_server (S3, pinned: the test
+# launcher adjusts how this version checks signatures), pyftpdlib (FTP/FTPS: Debian's 1.5.7 resets
+# curl's TLS data connections, pyftpdlib issue 604, fixed upstream since) and pyOpenSSL (FTPS:
+# moto[server] needs cryptography >= 45, through joserfc, which Debian's pyOpenSSL 23 cannot use).
+# Packaging and its check: dpkg-dev (dpkg-shlibdeps), binutils (strip, readelf), man-db,
+# bash-completion (its loader), passwd (useradd), util-linux (runuser), strace (counts what
+# `ls -l` asks of a mount).
+#
+# Debian's python3 is "externally managed" (PEP 668): pip refuses to install into it. So what
+# Debian lacks or has too old (moto, which brings boto3; pyftpdlib, pyOpenSSL) goes into a virtual
+# environment of Debian's python3, $(VENV) (git ignores it), that also sees Debian's packages
+# (--system-site-packages). The tests run their Python servers with its python3
+# (Tests/TestSupport/TestPython.swift). Running setup again reuses it; one made otherwise
+# (another python3, or without Debian's packages) is made anew.
+VENV = .venv
 setup:
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    libfuse3-dev fuse3 libcurl4-openssl-dev libsqlite3-dev libxml2-dev libjpeg62-turbo-dev libpng-dev pkg-config \
-	    apache2 apache2-utils nginx openssh-server openssh-client openssl python3 python3-pip curl ca-certificates \
+	    apache2 apache2-utils nginx openssh-server openssh-client openssl curl ca-certificates \
+	    python3 python3-venv python3-pil \
 	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux strace
-	python3 -m pip install -q 'moto[server]==5.2.1' pyftpdlib pyopenssl pillow
+	grep -qsx 'home = /usr/bin' $(VENV)/pyvenv.cfg && grep -qsx 'include-system-site-packages = true' $(VENV)/pyvenv.cfg \
+	    || /usr/bin/python3 -m venv --clear --system-site-packages $(VENV)
+	$(VENV)/bin/python3 -m pip install -q --disable-pip-version-check 'moto[server]==5.2.1' 'pyftpdlib>=2' 'pyopenssl>=25.1'
+	$(VENV)/bin/python3 -c 'import moto.server, boto3, pyftpdlib, OpenSSL, PIL'
 
 build:
 	$(SWIFT) build
@@ -69,4 +84,4 @@ bench: release
 	bench/run.sh
 
 clean:
-	rm -rf .build demo favfs_*.deb
+	rm -rf .build demo favfs_*.deb $(VENV)
