@@ -17,7 +17,7 @@ struct Request: @unchecked Sendable {
     func reply(_ send: (fuse_req_t) -> Void) -> Bool {
         guard gate.claim() else { return false }
         gate.cancelTimer()
-        InterruptTable.shared.remove(gate.interruptKey)
+        InterruptTable.shared.remove(gate.registeredInterruptKey)
         send(raw)
         return true
     }
@@ -26,16 +26,29 @@ struct Request: @unchecked Sendable {
     /// the program is not held until the server answers. libfuse calls the callback with the
     /// request's own key; a key no longer in the table (answered meanwhile) is ignored, so no
     /// pointer to Swift memory ever reaches C.
+    ///
+    /// An interrupt that came before this call makes libfuse call the callback from inside
+    /// `fuse_req_interrupt_func`, which unlocks the request's mutex after the callback returns:
+    /// a reply there would free the request first, and that unlock would write into freed
+    /// memory (heap corruption, seen as a damaged SQLite page cache and glibc aborts). So the
+    /// callback only notes such an early interrupt, and the reply is sent here, after libfuse
+    /// returned. An interrupt that comes later is answered in the callback, where libfuse holds
+    /// a reference to the request until it has unlocked it.
     func answerInterrupts() {
         let key = InterruptTable.shared.add(self)
-        gate.interruptKey = key
+        gate.beginRegistration(interruptKey: key)
         fuse_req_interrupt_func(raw, { _, data in
             guard let request = InterruptTable.shared.take(UInt(bitPattern: data)) else { return }
+            if request.gate.interruptedWhileRegistering() { return }
             if request.gate.claim() {
                 request.gate.cancelTimer()
                 fuse_reply_err(request.raw, EINTR)
             }
         }, UnsafeMutableRawPointer(bitPattern: key))
+        if gate.endRegistration(), gate.claim() {
+            gate.cancelTimer()
+            fuse_reply_err(raw, EINTR)
+        }
     }
 
     func fail(_ errno: Int32) { reply { fuse_reply_err($0, errno) } }
@@ -51,7 +64,7 @@ struct Request: @unchecked Sendable {
         // Cancelled by the reply, so a cold read leaves no deadline behind per request.
         gate.setTimer(DeadlineTimer.shared.add(after: seconds) {
             if me.gate.claim() {
-                InterruptTable.shared.remove(me.gate.interruptKey)
+                InterruptTable.shared.remove(me.gate.registeredInterruptKey)
                 log("\(what()): no answer from the remote within \(seconds) s; answered ETIMEDOUT (the work goes on in the background)")
                 fuse_reply_err(me.raw, ETIMEDOUT)
             }
@@ -64,7 +77,34 @@ final class ReplyGate: @unchecked Sendable {
     private let lock = NSLock()
     private var answered = false
     /// The request's key in `InterruptTable` (0: none); set before the work starts.
-    var interruptKey: UInt = 0
+    private var interruptKey: UInt = 0
+    /// Inside `fuse_req_interrupt_func` (see `Request.answerInterrupts`), and whether the
+    /// callback ran in there.
+    private var registering = false
+    private var earlyInterrupt = false
+
+    var registeredInterruptKey: UInt { lock.withLock { interruptKey } }
+
+    func beginRegistration(interruptKey key: UInt) {
+        lock.withLock { interruptKey = key; registering = true }
+    }
+
+    /// Called by the interrupt callback: true (and noted) when it runs inside the registration,
+    /// where it must not reply.
+    func interruptedWhileRegistering() -> Bool {
+        lock.withLock {
+            if registering { earlyInterrupt = true }
+            return registering
+        }
+    }
+
+    /// Ends the registration; true when an interrupt came before it (reply EINTR now).
+    func endRegistration() -> Bool {
+        lock.withLock {
+            registering = false
+            return earlyInterrupt
+        }
+    }
     /// The deadline's key in `DeadlineTimer` (0: none).
     private var timer: UInt = 0
 
