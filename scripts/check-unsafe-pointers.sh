@@ -9,4 +9,10 @@ if grep -rnE "$pattern" Sources; then
     echo "check-unsafe-pointers: a pointer escapes its closure (above); use it inside the closure" >&2
     exit 1
 fi
-echo "check-unsafe-pointers: no escaping pointers in Sources"
+# swift-foundation's FileManager.copyItem writes out of bounds for a destination path longer
+# than PATH_MAX (heap corruption in the daemon, which copies user-named files): FileCopy instead.
+if grep -rn 'FileManager\.default\.copyItem' Sources/FavFSCore Sources/Providers Sources/FUSEBridge; then
+    echo "check-unsafe-pointers: FileManager.copyItem in the daemon's code (above); use FileCopy" >&2
+    exit 1
+fi
+echo "check-unsafe-pointers: no escaping pointers in Sources, no FileManager.copyItem in the daemon"

@@ -43,7 +43,7 @@ extension ContentCache {
     func keepInLostAndFound(_ id: ItemIdentifier) -> URL? {
         guard let r = try? store.contentRecord(id) else { return nil }
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
-        let name = String(id.rawValue.dropFirst()).replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F")
+        let name = Self.lostAndFoundName(id)
         do {
             try FileManager.default.createDirectory(at: lostAndFound, withIntermediateDirectories: true)
         } catch {
@@ -55,8 +55,20 @@ extension ContentCache {
             n += 1
             target = lostAndFound.appendingPathComponent("\(stamp) \(n) \(name)")
         }
-        let source = directory.appendingPathComponent(r.file)
-        if link(source.path, target.path) == 0 { return target }
-        return (try? FileManager.default.copyItem(at: source, to: target)) != nil ? target : nil
+        let source = path(r.file)
+        if link(source, target.path) == 0 { return target }
+        return FileCopy.copy(from: source, to: target.path) ? target : nil
+    }
+
+    /// The item's path as one file name (`/` as `%2F`), cut to its last part when the whole
+    /// would not fit in a name (255 bytes with the time stamp before it): a file deep in a
+    /// tree must be kept too.
+    static func lostAndFoundName(_ id: ItemIdentifier) -> String {
+        let whole = String(id.rawValue.dropFirst()).replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F")
+        let room = 200
+        guard whole.utf8.count > room else { return whole }
+        var tail = Substring(whole)
+        while tail.utf8.count > room - 3 { tail = tail.dropFirst() }
+        return "..." + tail
     }
 }
