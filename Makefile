@@ -10,7 +10,9 @@ RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 
 # Every Debian and PyPI package the build, the demo and the tests need (run as root; CI runs it too).
 # Build: FUSE, libcurl, SQLite, libxml2 (WebDAV listings), libjpeg-turbo and libpng (thumbnails). Test servers, one per provider: Apache mod_dav and autoindex
-# (WebDAV, HTTP index), nginx (HTTP index), OpenSSH (SFTP), openssl (FTPS certificates);
+# (WebDAV, HTTP index), nginx (HTTP index; with dav-ext, a second WebDAV server), vsftpd (a second
+# FTP server), OpenSSH (SFTP), openssl (FTPS certificates); sqlite3 and gcc for the integrity tests
+# (the database's own check; a libfuse probe and a signal storm built from Tests/Fixtures);
 # Pillow (the Favart fixture's previews) from Debian; from PyPI: moto_server (S3, pinned: the test
 # launcher adjusts how this version checks signatures), pyftpdlib (FTP/FTPS: Debian's 1.5.7 resets
 # curl's TLS data connections, pyftpdlib issue 604, fixed upstream since) and pyOpenSSL (FTPS:
@@ -30,7 +32,8 @@ setup:
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    libfuse3-dev fuse3 libcurl4-openssl-dev libsqlite3-dev libxml2-dev libjpeg62-turbo-dev libpng-dev pkg-config \
-	    apache2 apache2-utils nginx openssh-server openssh-client openssl curl ca-certificates \
+	    apache2 apache2-utils nginx libnginx-mod-http-dav-ext vsftpd openssh-server openssh-client openssl curl ca-certificates \
+	    sqlite3 gcc libc6-dev \
 	    python3 python3-venv python3-pil \
 	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux strace
 	grep -qsx 'home = /usr/bin' $(VENV)/pyvenv.cfg && grep -qsx 'include-system-site-packages = true' $(VENV)/pyvenv.cfg \

@@ -439,7 +439,9 @@ public final class ContentCache: @unchecked Sendable {
     /// `item`, when given, is saved in the same transaction (its placeholder after a write).
     func saveRecord(_ e: ContentEntry, with item: Item? = nil) throws {
         try e.saveLock.withLock {
-            guard let r = e.withLock({ e.stale ? nil : e.record }) else {
+            // Deleted (or replaced by a rename) while open: its record is gone and the name may
+            // be another item's now, whose record this must not overwrite.
+            guard let r = e.withLock({ e.stale || e.deleted ? nil : e.record }) else {
                 if let item { try store.upsert(item) }
                 return
             }
@@ -454,11 +456,18 @@ public final class ContentCache: @unchecked Sendable {
         if let e = entries[id] { e.withLock { e.version = version } }
     }
 
-    /// Follows a rename: open entries at and below `from` now answer to `to`.
-    func move(_ from: ItemIdentifier, to: ItemIdentifier) {
+    /// Follows a rename: `record` moves the records in the store, and open entries at and
+    /// below `from` answer to `to`. Their record saves wait meanwhile (their `saveLock`s are
+    /// held), so none lands under the old name after the store moved: such a row would point a
+    /// later item of that name at this cache file.
+    func move(_ from: ItemIdentifier, to: ItemIdentifier, record: () throws -> Void) rethrows {
         lock.lock(); defer { lock.unlock() }
         let prefix = from.rawValue + "/"
-        for (id, e) in entries where id == from || id.rawValue.hasPrefix(prefix) {
+        let moving = entries.filter { $0.key == from || $0.key.rawValue.hasPrefix(prefix) }
+        for (_, e) in moving { e.saveLock.lock() }
+        defer { for (_, e) in moving { e.saveLock.unlock() } }
+        try record()
+        for (id, e) in moving {
             let newId = ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count))
             entries[id] = nil
             e.withLock { e.id = newId }

@@ -45,6 +45,7 @@ extension Domain {
     /// One round: each folder of the working set that was not listed within the last interval
     /// (a user's `ls` just did) is checked, four at a time.
     func poll(round: Int) async {
+        retryFailedUploads()
         let now = Self.now
         var unique = Set<ItemIdentifier>()
         let candidates = workingSet(now: now).filter { unique.insert($0).inserted }

@@ -67,8 +67,17 @@ extension Domain {
                 j.lastError = e.description
                 try? store.saveJournal(j)
                 lock.withLock { if dirty[id] != nil { dirty[id]!.journal = j } }
+                // Bounded: a server that keeps failing must not keep this loop (nor unmount,
+                // which waits for it) going forever. The content stays dirty; the poller tries
+                // it again (`retryFailedUploads`), as do the next change and the next mount.
+                let limit = lock.withLock { draining } ? options.maxUploadAttemptsWhileUnmounting : options.maxUploadAttempts
+                if attempt >= limit || Task.isCancelled {
+                    log.error("upload of \(id) failed \(attempt) times (last: \(e)); the local content is kept in the cache and tried again later")
+                    finishFailed(id, e)
+                    return
+                }
                 let delay = min(options.maxUploadBackoff, 0.5 * pow(2, Double(min(attempt, 10))))
-                log.warning("upload of \(id) failed (\(e)); retrying in \(delay) s")
+                log.warning("upload of \(id) failed (\(e)); retrying in \(delay) s (attempt \(attempt) of \(limit))")
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             } catch where lock.withLock({ dirty[id] != nil && dirty[id]!.generation != generation }) {
                 // The file changed under the upload (a truncate made it read short): go again.
@@ -254,6 +263,13 @@ extension Domain {
         for d in ids { try await waitForUpload(d, untilClean: true) }
     }
 
+    /// Starts again the uploads that stopped on a transient failure (the server was down or
+    /// kept failing): called by the poller, so they resume once the server answers again.
+    func retryFailedUploads() {
+        let ids = lock.withLock { dirty.filter { !$0.value.uploading && $0.value.failure?.isTransient == true }.map(\.key) }
+        for id in ids { scheduleUpload(id) }
+    }
+
     /// Uploads still pending: how many items and bytes, and those that failed for good.
     public func pendingUploads() -> (items: Int, bytes: Int64, failed: [ProviderError]) {
         let snapshot = lock.withLock { dirty }
@@ -264,6 +280,8 @@ extension Domain {
     /// Starts every pending upload and waits until none is left or only failed ones remain
     /// (unmount). `progress` is called about every half second.
     public func drainUploads(progress: @Sendable (Int, Int64) -> Void) async -> [ProviderError] {
+        lock.withLock { draining = true }
+        defer { lock.withLock { draining = false } }
         for id in lock.withLock({ Array(dirty.keys) }) {
             streamOutOfOrder(id, "unmounting", uploadNow: true)
             scheduleUpload(id)

@@ -382,20 +382,31 @@ extension Domain {
         moved.kind = item.kind
         // The replaced file lives on only in its open descriptors (see adoptOrphan).
         if let existing, existing.kind == .file { content.remove(destination) }
-        do { try store.move(source, to: destination) } catch { throw self.error(.localIO, source, "cannot record the rename: \(error)") }
-        content.move(source, to: destination)
+        do {
+            try content.move(source, to: destination) { try store.move(source, to: destination) }
+        } catch {
+            throw self.error(.localIO, source, "cannot record the rename: \(error)")
+        }
         movePins(source, to: destination)
-        lock.withLock {
+        let reupload = lock.withLock { () -> [ItemIdentifier] in
             noteChange(source)
             dropLoaded(below: source)
             dropLoaded(below: destination)
             folders[parent]?[name] = nil
             let prefix = source.rawValue + "/"
-            for (id, state) in dirty where id == source || id.rawValue.hasPrefix(prefix) {
+            var moved: [ItemIdentifier] = []
+            for (id, var state) in dirty where id == source || id.rawValue.hasPrefix(prefix) {
+                // A change that landed after the uploads were flushed (a close's RELEASE comes
+                // after close returns) may be uploading under the old name: that loop ends when
+                // it finds no dirty state there, so the new name gets its own upload.
+                let newId = ItemIdentifier(destination.rawValue + id.rawValue.dropFirst(source.rawValue.count))
+                if state.uploading { state.uploading = false; moved.append(newId) }
                 dirty[id] = nil
-                dirty[ItemIdentifier(destination.rawValue + id.rawValue.dropFirst(source.rawValue.count))] = state
+                dirty[newId] = state
             }
+            return moved
         }
+        for id in reupload { scheduleUpload(id) }
         setPlaceholder(moved)
         folderChanged(parent)
         if newParent != parent { folderChanged(newParent) }

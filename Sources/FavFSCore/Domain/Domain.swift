@@ -31,6 +31,8 @@ public final class Domain: @unchecked Sendable {
     var nextHandle: UInt64 = 1
     /// Items changed here and not yet confirmed by the remote.
     var dirty: [ItemIdentifier: DirtyState] = [:]
+    /// Unmount is waiting for the uploads (`drainUploads`): fewer attempts each.
+    var draining = false
     /// The content version each item had when last opened: same version, keep the page cache.
     var openedVersions: [ItemIdentifier: String] = [:]
     /// Deleted or replaced files that are still open, under the name their inode now has

@@ -30,6 +30,10 @@ public struct DomainOptions: Sendable {
     public var readOnly = false
     /// Uploads retried on transient errors back off up to this many seconds between attempts.
     public var maxUploadBackoff: Double = 30
+    /// Attempts of one upload on transient errors before it stops until the next poll, change
+    /// or mount (its failure shows in status); fewer while unmounting, which waits for them.
+    public var maxUploadAttempts = 10
+    public var maxUploadAttemptsWhileUnmounting = 3
     public init() {}
 }
 

@@ -1,0 +1,109 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Paths the tests never met before: the steps of pjdfstest's chmod/03.t on WebDAV (a path
+/// Apache's disk cannot hold) and programs whose FUSE requests are interrupted by signals.
+/// Each once corrupted the daemon's heap, and with it the placeholder database.
+final class IntegrityEndToEndTests: XCTestCase {
+    override func setUpWithError() throws {
+        try E2EGate.require(apache: true)
+    }
+
+    /// 31 folders of 127 bytes and a 127-byte file name: a 4,095-byte path, more than Apache's
+    /// disk holds (its MKCOL and PUT answer 403). The refused upload's content must be kept in
+    /// lost+found, and the database must stay sound. Keeping it used FileManager.copyItem,
+    /// which writes out of bounds for a destination path over PATH_MAX.
+    func testAFileTooDeepForTheServerIsKeptAndTheDatabaseStaysSound() throws {
+        let server = try ApacheServer()
+        defer { server.remove() }
+        try server.start()
+        let m = try MountedFavFS(remote: server.davURL)
+        defer { m.tearDown() }
+        try m.mountOrThrow()
+        var path = ""
+        for i in 1...31 { path += String(repeating: "c", count: 126) + "\(i % 10)/" }
+        path += String(repeating: "f", count: 127)
+        let folder = (path as NSString).deletingLastPathComponent
+        let script = """
+            cd \(shq(m.path)) && mkdir -p \(shq(folder)); printf 'deep content' > \(shq(path)); \
+            chmod 0642 \(shq(path)); stat -c %a \(shq(path)) >/dev/null; true
+            """
+        _ = try TimedProcess.sh(script, timeout: 60)
+        let lost = m.cacheDir.appendingPathComponent("lost+found")
+        let deadline = Date().addingTimeInterval(30)
+        var kept: [String] = []
+        while Date() < deadline {
+            kept = (try? FileManager.default.contentsOfDirectory(atPath: lost.path)) ?? []
+            if !kept.isEmpty { break }
+            usleep(200_000)
+        }
+        let log = (try? String(contentsOf: m.cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? ""
+        if FileManager.default.fileExists(atPath: server.documentRoot.path + "/" + path) {
+            // A server whose disk holds it after all: nothing to keep.
+            return
+        }
+        XCTAssertEqual(kept.count, 1, "the refused content is not in lost+found: \(kept); log: \(log.suffix(2000))")
+        if let name = kept.first {
+            XCTAssertLessThanOrEqual(name.utf8.count, 255)
+            XCTAssertEqual(FileManager.default.contents(atPath: lost.appendingPathComponent(name).path), Data("deep content".utf8))
+        }
+        _ = try TimedProcess.sh("cd \(shq(m.path)) && rm -rf \(shq(String(path.prefix(127))))", timeout: 60)
+        // A listing save walks the placeholders of the whole subtree: the damage showed there.
+        _ = try TimedProcess.sh("ls -lR \(shq(m.path)) >/dev/null 2>&1; true", timeout: 60)
+        XCTAssertFalse(log.contains("malformed"), log)
+        XCTAssertTrue(try m.unmount().succeeded)
+        let check = try TimedProcess.run("/usr/bin/sqlite3", ["-readonly", m.placeholderDB.path, "PRAGMA integrity_check"], timeout: 30)
+        XCTAssertEqual(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "ok", "\(check)")
+    }
+
+    /// Requests interrupted by signals before the daemon registered for their interrupts:
+    /// libfuse then calls the interrupt callback from inside `fuse_req_interrupt_func` and
+    /// unlocks the freed request if the callback replied. A probe preloaded into the daemon
+    /// counts such replies (it must see none); afterwards the database is sound, nothing is
+    /// left waiting for an upload (a rename racing a close's upload left one forever) and
+    /// unmount returns.
+    func testInterruptedRequestsNeverCorruptTheDaemon() throws {
+        let work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-storm-\(UUID().uuidString.prefix(8))")
+        let served = work.appendingPathComponent("served")
+        try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let fixtures = FavFSBinary.packageRoot.appendingPathComponent("Tests/Fixtures")
+        let probe = work.appendingPathComponent("interrupt_probe.so").path, storm = work.appendingPathComponent("signal_storm").path
+        let build = try TimedProcess.sh("""
+            cc -shared -fPIC -O2 -o \(shq(probe)) \(shq(fixtures.appendingPathComponent("interrupt_probe.c").path)) \
+                $(pkg-config --cflags --libs fuse3) -ldl && \
+            cc -O2 -o \(shq(storm)) \(shq(fixtures.appendingPathComponent("signal_storm.c").path))
+            """, timeout: 120)
+        XCTAssertTrue(build.succeeded, "\(build)")
+        guard build.succeeded else { return }
+
+        let m = try MountedFavFS(remote: "file://" + served.path)
+        defer { m.tearDown() }
+        setenv("LD_PRELOAD", probe, 1)
+        let mounted = Result { try m.mountOrThrow() }
+        unsetenv("LD_PRELOAD")
+        try mounted.get()
+        let r = try TimedProcess.run(storm, [m.path, "4", "8", "200"], timeout: 120)
+        XCTAssertFalse(r.timedOut, "\(r)")
+        guard let pid = MountedFavFS.processes(mentioning: m.path).first else { return XCTFail("the daemon is gone after the storm") }
+        let unmount = try m.unmount(timeout: 120)
+        XCTAssertTrue(unmount.succeeded, "\(unmount)")
+        XCTAssertLessThan(unmount.elapsed, 60, "unmount waited for uploads that never end")
+        let deadline = Date().addingTimeInterval(20)
+        while kill(pid, 0) == 0 && Date() < deadline { usleep(100_000) }
+        let log = (try? String(contentsOf: m.cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? ""
+        let line = log.split(separator: "\n").last { $0.hasPrefix("interrupt-probe:") }.map(String.init)
+        let counts = line.map { $0.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) } } ?? []
+        XCTAssertEqual(counts.count, 3, "the probe reported nothing: \(log.suffix(1500))")
+        if counts.count == 3 {
+            XCTAssertGreaterThan(counts[0], 100, "few requests registered for interrupts: \(line!)")
+            XCTAssertEqual(counts[2], 0, "replies sent from inside fuse_req_interrupt_func (use after free): \(line!)")
+            if counts[1] == 0 { print("IntegrityEndToEndTests: no request was interrupted before it registered this run (\(line!))") }
+        }
+        XCTAssertFalse(log.contains("malformed"))
+        XCTAssertFalse(log.contains("UNIQUE constraint failed"), "two items recorded with one cache file")
+        let check = try TimedProcess.run("/usr/bin/sqlite3", ["-readonly", m.placeholderDB.path, "PRAGMA integrity_check"], timeout: 30)
+        XCTAssertEqual(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "ok", "\(check)")
+    }
+}
