@@ -57,6 +57,31 @@ final class IntegrityEndToEndTests: XCTestCase {
         XCTAssertEqual(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "ok", "\(check)")
     }
 
+    /// A file created with umask 022 is 0644 on the served folder too, also after it is
+    /// rewritten, and a folder 0755: never the daemon's private umask (077).
+    func testUploadedFilesKeepTheModesTheyWereCreatedWith() throws {
+        let work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-modes-\(UUID().uuidString.prefix(8))")
+        let served = work.appendingPathComponent("served")
+        try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let m = try MountedFavFS(remote: "file://" + served.path)
+        defer { m.tearDown() }
+        try m.mountOrThrow()
+        let r = try TimedProcess.sh("""
+            umask 022 && mkdir \(shq(m.path + "/dir")) && echo one > \(shq(m.path + "/dir/a.txt")) && \
+            sync \(shq(m.path + "/dir/a.txt")) && echo two >> \(shq(m.path + "/dir/a.txt")) && sync \(shq(m.path + "/dir/a.txt"))
+            """, timeout: 60)
+        XCTAssertTrue(r.succeeded, "\(r)")
+        XCTAssertTrue(try m.unmount().succeeded)
+        func mode(_ path: String) -> Int {
+            var st = stat()
+            return stat(path, &st) == 0 ? Int(st.st_mode & 0o7777) : -1
+        }
+        XCTAssertEqual(mode(served.path + "/dir"), 0o755)
+        XCTAssertEqual(mode(served.path + "/dir/a.txt"), 0o644)
+        XCTAssertEqual(FileManager.default.contents(atPath: served.path + "/dir/a.txt"), Data("one\ntwo\n".utf8))
+    }
+
     /// Requests interrupted by signals before the daemon registered for their interrupts:
     /// libfuse then calls the interrupt callback from inside `fuse_req_interrupt_func` and
     /// unlocks the freed request if the callback replied. A probe preloaded into the daemon

@@ -169,8 +169,9 @@ extension FTPProvider: WritableProvider {
         let command = item.isFolder ? "RMD" : "DELE"
         do {
             _ = try await commands(["\(command) \(paths.serverPath(item.identifier))"], command: command, path: path)
-        } catch let error as ProviderError where item.isFolder && error.status == 550 && error.kind != .notFound && error.kind != .notEmpty {
-            // Servers word "not empty" differently: look.
+        } catch let error as ProviderError where item.isFolder && error.status == 550 && error.kind != .notEmpty {
+            // Servers word "not empty" differently (vsftpd: "Remove directory operation
+            // failed", which reads like a missing folder): look.
             if let children = try? await list(item.identifier), children.contains(where: { $0.kind != .selfOrParent }) {
                 throw ProviderError(.notEmpty, remote: remoteDescription, path: path, status: 550, detail: "RMD refused: the folder is not empty (\(error.detail))")
             }

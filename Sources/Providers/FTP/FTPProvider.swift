@@ -166,11 +166,29 @@ public final class FTPProvider: Provider {
             return Item(identifier: identifier, kind: .folder)
         }
         let entries = try await list(parent)
-        guard let entry = entries.first(where: { $0.name == identifier.name }), let item = entry.item(identifier) else {
-            throw ProviderError(.notFound, remote: remoteDescription, path: path, status: 226,
-                                detail: "LIST of \(parent.rawValue) has no entry named '\(identifier.name)'")
+        if let entry = entries.first(where: { $0.name == identifier.name }), let item = entry.item(identifier) { return item }
+        // vsftpd (by default) leaves dot files out of LIST, also the upload's own temporary:
+        // asked for by name, it lists them.
+        if identifier.name.hasPrefix("."), let entry = try await listOne(identifier), let item = entry.item(identifier) { return item }
+        throw ProviderError(.notFound, remote: remoteDescription, path: path, status: 226,
+                            detail: "LIST of \(parent.rawValue) has no entry named '\(identifier.name)'")
+    }
+
+    /// `LIST PATH` of one file, for a name the folder's LIST hides; nil when the answer has no
+    /// file of that name (a folder's LIST lists its children, never itself).
+    private func listOne(_ identifier: ItemIdentifier) async throws -> FTPEntry? {
+        let path = identifier.rawValue
+        let response: CurlResponse
+        do {
+            response = try await transport.perform(request(paths.commandFolderURL, [.customRequest("LIST \(paths.serverPath(identifier))")]))
+        } catch let error as TransportError where FTPReply.group(error.replyLines).last.map({ (500..<600).contains($0.code) }) == true {
+            return nil
+        } catch {
+            throw errors.transport(error, command: "LIST", path: path)
         }
-        return item
+        let entries = FTPListing.parse(response.body).filter { if case .file = $0.kind { return true } else { return false } }
+        // Servers print the name as asked (the whole path) or only its last part.
+        return entries.count == 1 && [identifier.name, paths.serverPath(identifier)].contains(entries[0].name) ? entries[0] : nil
     }
 
     /// The item, or nil where there is none (for preconditions and error diagnosis).

@@ -21,6 +21,7 @@ extension LocalProvider: ServerSideCopyProvider {
         let temp = path(parent) + "/.favfs-copy-\(UUID().uuidString.prefix(12))"
         let output = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw failure(destination, "cannot create the copy") }
+        fchmod(output, st.st_mode & 0o7777)  // a copy has its source's mode, not the daemon's umask
         var linked = false
         defer { if !linked { unlink(temp) } }
         do {

@@ -19,6 +19,9 @@ extension LocalProvider: WritableProvider {
         guard out >= 0 else { throw failure(id, "cannot create upload file") }
         var ok = false
         defer { if !ok { unlink(temp) } }
+        // The mode the file has (a replacement keeps it) or a shared folder's usual 0644: never
+        // the daemon's private umask, which would turn the served file private.
+        fchmod(out, Self.uploadMode(replacing: path(id)))
         // What was uploaded is described from the upload file itself, not from the name: another
         // mount replacing the same file may have moved the name aside for a moment (`replace`).
         // A link or rename keeps the inode, size and mtime the version is made of.
@@ -103,7 +106,16 @@ extension LocalProvider: WritableProvider {
             throw errno == EEXIST ? ProviderError(.exists, remote: remoteDescription, path: id.rawValue, detail: "already exists")
                                   : failure(id, "cannot create folder")
         }
+        // 0755 whatever the daemon's private umask.
+        chmod(path(id), 0o755)
         return try await item(for: id)
+    }
+
+    /// The permission bits an uploaded file gets: those of the file it replaces, else 0644.
+    static func uploadMode(replacing target: String) -> mode_t {
+        var st = stat()
+        guard lstat(target, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return 0o644 }
+        return st.st_mode & 0o7777
     }
 
     public func delete(_ item: Item) async throws {

@@ -16,4 +16,15 @@ enum WebDAVETag {
     static func weaklyEqual(_ a: String, _ b: String) -> Bool {
         opaque(a) == opaque(b)
     }
+
+    /// The version of a file on a server whose listings carry no `getetag` (nginx's dav-ext
+    /// module): its size and modification time (whole seconds, what HTTP dates hold). Marked
+    /// so it is never sent in `If-Match` or `If-Range`: such servers ignore those headers, and
+    /// one that honoured them would refuse a tag it never gave.
+    static func synthetic(size: Int64, modified: Double?) -> String {
+        "favfs-meta:size=\(size);mtime=\(modified.map { String(Int64($0.rounded(.down))) } ?? "none")"
+    }
+
+    /// Whether `tag` is a `synthetic` version, not the server's.
+    static func isSynthetic(_ tag: String) -> Bool { tag.hasPrefix("favfs-meta:") }
 }

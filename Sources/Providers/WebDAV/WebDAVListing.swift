@@ -57,11 +57,13 @@ enum WebDAVListing {
         }
     }
 
+    /// A file without `getetag` gets a version from its size and mtime (`WebDAVETag.synthetic`),
+    /// so a change by another client is still noticed before an upload replaces it.
     static func item(from resource: DAVResource, identifier: ItemIdentifier) -> Item {
-        Item(identifier: identifier,
-             kind: resource.isCollection ? .folder : .file,
-             size: resource.isCollection ? 0 : max(0, resource.contentLength ?? 0),
-             modified: resource.lastModified.flatMap(HTTPDate.parse),
-             version: resource.etag)
+        let size = resource.isCollection ? 0 : max(0, resource.contentLength ?? 0)
+        let modified = resource.lastModified.flatMap(HTTPDate.parse)
+        let version = resource.etag ?? (resource.isCollection ? nil : WebDAVETag.synthetic(size: size, modified: modified))
+        return Item(identifier: identifier, kind: resource.isCollection ? .folder : .file, size: size,
+                    modified: modified, version: version)
     }
 }

@@ -37,6 +37,10 @@ extension WebDAVProvider: WritableProvider {
             // of one PUT's transfer): a LOCK of a missing file would create it empty.
             headers.append(CurlHeader("If-None-Match", "*"))
             meaning[412] = .exists
+            if !listingsHaveETags.value {
+                // Servers without ETags (nginx) ignore If-None-Match: look first.
+                try await requireAbsent(id)
+            }
         case .mustMatch(let version):
             if let lock = try await lockForWriting(id) {
                 held = lock
@@ -49,6 +53,11 @@ extension WebDAVProvider: WritableProvider {
                 }
                 headers.append(CurlHeader("If", "(\(lock.token))"))
                 meaning[412] = .versionChanged
+            } else if WebDAVETag.isSynthetic(version) {
+                // No ETags and no locks (nginx, which also ignores If-Match): the size and mtime
+                // compared in a PROPFIND right before the PUT; the round trip between is the
+                // window `noteListingsLackETags` logs.
+                _ = try await currentTag(id, base: version)
             } else if WebDAVETag.isWeak(version) {
                 // If-Match compares strongly, so a weak tag never matches.
                 if let strong = try await strongTag(id, base: version) {
@@ -81,6 +90,20 @@ extension WebDAVProvider: WritableProvider {
         }
         let uploaded = Item(identifier: id, kind: .file, size: source.length, version: response.headers["etag"])
         return await itemAfterChange(id, isFolder: false, fallback: uploaded, method: "PUT")
+    }
+
+    /// Throws `.exists` when something is at `id` (for servers that ignore `If-None-Match`).
+    private func requireAbsent(_ id: ItemIdentifier) async throws {
+        do {
+            let there = try await single(id, isFolder: false)
+            throw ProviderError(.exists, remote: remoteDescription, path: id.rawValue, status: 207,
+                                detail: "PUT not sent: a \(there.kind.rawValue) was created there meanwhile")
+        } catch let error as ProviderError where error.kind == .notFound {
+            return
+        } catch let error as ProviderError where error.status.map({ (300..<400).contains($0) }) == true {
+            throw ProviderError(.exists, remote: remoteDescription, path: id.rawValue, status: error.status,
+                                detail: "PUT not sent: a folder is there")
+        }
     }
 
     /// The file's tag now, when it still is `base` (compared weakly); else `.versionChanged`.
@@ -201,7 +224,9 @@ extension WebDAVProvider: WritableProvider {
     /// is done, so a failing PROPFIND must not report it as failed: the caller gets what is known
     /// (`fallback`) and the next listing refreshes it.
     func itemAfterChange(_ id: ItemIdentifier, isFolder: Bool, fallback: Item, method: String) async -> Item {
-        if !isFolder, let item = await headItem(id) { return item }
+        // A HEAD's ETag is the version only where listings carry ETags too (nginx: its GET has
+        // one, its PROPFIND none); until a listing said which, the PROPFIND.
+        if !isFolder, listingsHaveETags.value || listingsLackETags.value, let item = await headItem(id) { return item }
         do {
             return try await single(id, isFolder: isFolder)
         } catch {
@@ -222,7 +247,10 @@ extension WebDAVProvider: WritableProvider {
         guard let response = try? await transport.perform(request), response.status == 200,
               let etag = response.headers["etag"], !etag.isEmpty,
               let length = response.headers["content-length"].flatMap({ Int64($0) }), length >= 0 else { return nil }
-        return Item(identifier: id, kind: .file, size: length,
-                    modified: response.headers["last-modified"].flatMap(HTTPDate.parse), version: etag)
+        let modified = response.headers["last-modified"].flatMap(HTTPDate.parse)
+        // A server whose listings have no ETag: the version its listings will show (nginx's GET
+        // ETag is not one its PROPFIND gives).
+        let version = listingsLackETags.value ? WebDAVETag.synthetic(size: length, modified: modified) : etag
+        return Item(identifier: id, kind: .file, size: length, modified: modified, version: version)
     }
 }

@@ -35,6 +35,12 @@ public final class WebDAVProvider: Provider {
     let chunkedUploadsRefused = OnceFlag()
     /// LOCK and UNLOCK go one at a time (see SerialGate).
     let lockRequests = SerialGate()
+    /// Set when a listing showed a file without `getetag` (nginx's dav-ext module): versions are
+    /// then made from size and mtime (`WebDAVETag.synthetic`), also from a HEAD's answer, and an
+    /// upload is checked by a PROPFIND right before it (see `upload`).
+    let listingsLackETags = OnceFlag()
+    /// Set when a listing showed a file with `getetag`: a HEAD's ETag is then the version.
+    let listingsHaveETags = OnceFlag()
 
     /// The properties a listing needs, and nothing more (each costs the server a lookup).
     static let itemProperties = ["resourcetype", "getcontentlength", "getlastmodified", "getetag"]
@@ -61,11 +67,31 @@ public final class WebDAVProvider: Provider {
                                 detail: "WebDAV listings have no pages; got page token \(page.token)")
         }
         let (paths, errors, log) = (self.paths, self.errors, self.log)
-        return try await propfind(folder, isFolder: true, depth: "1", properties: Self.itemProperties) { resources in
+        let page = try await propfind(folder, isFolder: true, depth: "1", properties: Self.itemProperties) { resources in
             var builder = WebDAVListing.Builder(folder: folder, paths: paths, errors: errors, log: log)
             try resources { builder.add($0) }
             return try builder.page()
         }
+        noteETags(of: page.items)
+        return page
+    }
+
+    /// Whether the server's listings carry ETags, from the first file one shows.
+    func noteETags(of items: [Item]) {
+        guard !listingsLackETags.value, !listingsHaveETags.value,
+              let version = items.first(where: { $0.kind == .file })?.version else { return }
+        if WebDAVETag.isSynthetic(version) { noteListingsLackETags() } else { listingsHaveETags.set() }
+    }
+
+    /// The server sends no `getetag`: said once, at the first listing that shows it.
+    func noteListingsLackETags() {
+        guard !listingsLackETags.value else { return }
+        listingsLackETags.set()
+        log.notice("""
+            the server's listings have no ETags (getetag): a file's version is its size and modification time, \
+            checked with a PROPFIND right before each upload; a change made by another client within that round trip, \
+            or within the same second with the same size, is not noticed
+            """, metadata: ["remote": "\(remoteDescription)"])
     }
 
     /// PROPFIND Depth 0. Tries the file URL first; a 301 (Apache's answer for a folder without
@@ -97,7 +123,9 @@ public final class WebDAVProvider: Provider {
             throw errors.invalid("the 207 response has no entry for the item (\(resources.count) entries)",
                                  method: "PROPFIND", path: identifier.rawValue, status: 207)
         }
-        return item(from: match, identifier: identifier)
+        let item = item(from: match, identifier: identifier)
+        noteETags(of: [item])
+        return item
     }
 
     private func item(from resource: DAVResource, identifier: ItemIdentifier) -> Item {
@@ -111,9 +139,10 @@ public final class WebDAVProvider: Provider {
         let path = item.identifier.rawValue
         if range.isEmpty { return range }
         var headers = [CurlHeader("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")]
-        // A weak ETag cannot be used with If-Match (RFC 9110 §13.1.1 uses strong comparison).
+        // A weak ETag cannot be used with If-Match (RFC 9110 §13.1.1 uses strong comparison),
+        // nor can a version made here (`WebDAVETag.synthetic`).
         var pinned = false
-        if let version = item.version, !version.hasPrefix("W/") {
+        if let version = item.version, !WebDAVETag.isWeak(version), !WebDAVETag.isSynthetic(version) {
             headers.append(CurlHeader("If-Match", version))
             pinned = true
         }
@@ -130,9 +159,18 @@ public final class WebDAVProvider: Provider {
         let response = result.response
         // Unpinned (a weak ETag): the answer's own ETag tells whether these bytes are of the
         // listed version; Apache sends the same tag, strong, once the file is a second old.
-        if !pinned, let version = item.version, let etag = response.headers["etag"], !WebDAVETag.weaklyEqual(etag, version) {
-            throw ProviderError(.versionChanged, remote: remoteDescription, path: path, status: response.status,
-                                detail: "GET: the file's ETag is \(etag) now, \(version) when it was listed; it changed on the server")
+        if !pinned, let version = item.version {
+            if WebDAVETag.isSynthetic(version) {
+                // No ETag in listings: the answer's modification time must still be the listed one.
+                if let listed = item.modified, let now = response.headers["last-modified"].flatMap(HTTPDate.parse),
+                   Int64(now.rounded(.down)) != Int64(listed.rounded(.down)) {
+                    throw ProviderError(.versionChanged, remote: remoteDescription, path: path, status: response.status,
+                                        detail: "GET: the file's Last-Modified is \(response.headers["last-modified"]!) now, not what was listed; it changed on the server")
+                }
+            } else if let etag = response.headers["etag"], !WebDAVETag.weaklyEqual(etag, version) {
+                throw ProviderError(.versionChanged, remote: remoteDescription, path: path, status: response.status,
+                                    detail: "GET: the file's ETag is \(etag) now, \(version) when it was listed; it changed on the server")
+            }
         }
         if let written = try RangedGET.written(result, requested: range, invalid: { errors.invalid($0, method: "GET", path: path, status: 206) }) {
             return written

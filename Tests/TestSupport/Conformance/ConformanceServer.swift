@@ -34,6 +34,10 @@ public struct ConformanceTraits: Sendable {
     public var keepsModified = false
     /// An upload with a stale `mustMatch` version fails with `.versionChanged` (a conflict).
     public var detectsConflicts = true
+    /// Of two uploads based on one version at the same moment, at most one lands (the server
+    /// checks the version with the write, or locks). nginx checks nothing: favfs compares in a
+    /// PROPFIND right before the PUT, and two writers within that round trip both land.
+    public var conditionalWritesAreAtomic = true
     /// Listed mtimes equal the server's to within this many seconds (nil: the remote has none).
     public var modifiedPrecision: Double? = 1
     /// The option that sets how many entries one listing page has, to test paging (S3: "max_keys").

@@ -4,10 +4,12 @@ public enum ConformanceServers {
     public static let all: [any ConformanceServer] = [
         LocalConformanceServer.shared,
         ApacheConformanceServer.webdav,
+        NginxDAVConformanceServer.shared,
         S3ConformanceServer.shared,
         SFTPConformanceServer.shared,
         FTPConformanceServer.shared,
         FTPConformanceServer.ftps,
+        VsftpdConformanceServer.shared,
         FavartConformanceServer.shared,
         ApacheConformanceServer.httpIndex,
         NginxIndexConformanceServer.shared,

@@ -1,7 +1,9 @@
 import Foundation
 
 /// nginx with `autoindex on` (exact sizes, GMT dates) serving a temp folder at `/files/`, with a
-/// private config run in the foreground (`nginx -p PREFIX -c CONF -g 'daemon off;'`).
+/// private config run in the foreground (`nginx -p PREFIX -c CONF -g 'daemon off;'`); or, with
+/// `webdav`, Debian's WebDAV setup (the core dav module and libnginx-mod-http-dav-ext, as their
+/// documentation configures them: no ETags in PROPFIND, no locks, If-Match ignored) behind Basic auth.
 public final class NginxServer: @unchecked Sendable {
     public static let binary = "/usr/sbin/nginx"
     public let root: URL
@@ -15,7 +17,11 @@ public final class NginxServer: @unchecked Sendable {
 
     public static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: binary) }
 
-    public init(port: Int? = nil, exactSizes: Bool = true) throws {
+    /// The dav-ext module Debian's libnginx-mod-http-dav-ext installs.
+    public static let davExtModule = "/usr/lib/nginx/modules/ngx_http_dav_ext_module.so"
+    public static var hasWebDAV: Bool { isAvailable && FileManager.default.fileExists(atPath: davExtModule) }
+
+    public init(port: Int? = nil, exactSizes: Bool = true, webdav: (user: String, password: String)? = nil) throws {
         root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-nginx-\(UUID().uuidString.prefix(8))")
         documentRoot = root.appendingPathComponent("files")
         self.port = try port ?? FreePort.next()
@@ -24,7 +30,28 @@ public final class NginxServer: @unchecked Sendable {
         try fm.createDirectory(at: documentRoot, withIntermediateDirectories: true)
         try fm.createDirectory(at: root.appendingPathComponent("tmp"), withIntermediateDirectories: true)
         let r = root.path
+        var location = """
+                    alias \(documentRoot.path)/;
+                    autoindex on;
+                    autoindex_exact_size \(exactSizes ? "on" : "off");
+            """
+        var module = ""
+        if let webdav {
+            module = "load_module \(Self.davExtModule);"
+            let hash = try Shell.run("/usr/bin/openssl", ["passwd", "-apr1", webdav.password]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+            try "\(webdav.user):\(hash)\n".write(to: root.appendingPathComponent("htpasswd"), atomically: true, encoding: .utf8)
+            location = """
+                    alias \(documentRoot.path)/;
+                    dav_methods PUT DELETE MKCOL COPY MOVE;
+                    dav_ext_methods PROPFIND OPTIONS;
+                    dav_access user:rw group:rw all:r;
+                    client_max_body_size 0;
+                    auth_basic "favfs";
+                    auth_basic_user_file \(r)/htpasswd;
+            """
+        }
         let conf = """
+        \(module)
         worker_processes 1;
         pid \(r)/nginx.pid;
         error_log \(r)/error.log warn;
@@ -39,19 +66,24 @@ public final class NginxServer: @unchecked Sendable {
             server {
                 listen 127.0.0.1:\(self.port);
                 location /files/ {
-                    alias \(documentRoot.path)/;
-                    autoindex on;
-                    autoindex_exact_size \(exactSizes ? "on" : "off");
+        \(location)
                 }
             }
         }
         """
         try conf.write(to: root.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-        // Workers run as nobody: the tree must be readable by others.
+        // Workers run as nobody: the tree must be readable by others (and, for WebDAV, theirs).
         _ = try Shell.run("/bin/chmod", ["755", root.path])
+        if webdav != nil { try fixOwnership() }
     }
 
     public var isRunning: Bool { process?.isRunning ?? false }
+
+    /// The served tree and nginx's temp folder belong to the workers' user (nobody), which
+    /// writes there over WebDAV.
+    public func fixOwnership() throws {
+        _ = try Shell.run("/bin/chown", ["-R", "nobody:nogroup", documentRoot.path, root.appendingPathComponent("tmp").path])
+    }
 
     public func start() throws {
         guard !isRunning else { return }
