@@ -107,7 +107,14 @@ extension SFTPProvider: WritableProvider {
         if result.string == base {
             // Same size, written within the same second as the base: nudge the mtime so the new
             // content gets a version of its own (a reader of the old one must notice).
-            result = try await stat(id, quote: [mtimeCommand(id, seconds: result.mtime + 1)], operation: "upload (distinct mtime)")
+            // Best effort: the upload is in place; another writer holding the name aside this
+            // instant must not turn it into a failed upload (an fsync EIO in the two-writer test).
+            do {
+                result = try await stat(id, quote: [mtimeCommand(id, seconds: result.mtime + 1)], operation: "upload (distinct mtime)")
+            } catch {
+                log.notice("the uploaded file's mtime could not be made distinct from its base version's", metadata: [
+                    "remote": "\(remoteDescription)", "path": "\(id.rawValue)", "error": "\(error)"])
+            }
         }
         return item(id, kind: .file, stat: result)
     }
