@@ -225,7 +225,7 @@ struct MountRunner {
         } catch let first {
             let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
             let aside = path + ".damaged-" + stamp
-            for suffix in ["", "-wal", "-shm"] { _ = rename(path + suffix, aside + suffix) }
+            for suffix in ["", "-wal", "-shm", ".corrupt"] { _ = rename(path + suffix, aside + suffix) }
             let message = "favfs: the placeholder database \(path) could not be used (\(first)); it was kept as \(aside) and a new one made. Content not uploaded yet is kept in \((cacheDir as NSString).appendingPathComponent("lost+found"))."
             FileHandle.standardError.write(Data((message + "\n").utf8))
             Logger(label: "favfs").error("\(message)")

@@ -2,6 +2,25 @@ import XCTest
 import FavFSCore
 
 final class PlaceholderStoreTests: XCTestCase {
+    /// SQLite found the database corrupt while in use (an index that disagrees with its table,
+    /// which PRAGMA quick_check at the next open does not see): the marker it leaves makes the
+    /// next open refuse the database, so the mount sets it aside instead of using it damaged.
+    func testADatabaseReportedCorruptIsNotOpenedAgain() throws {
+        let dir = NSTemporaryDirectory() + "favfs-store-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/p.sqlite"
+        let s = try PlaceholderStore(path: path)
+        try s.upsert(Item(identifier: ItemIdentifier("/a"), kind: .file, size: 1))
+        s.noteIfCorrupt(NSError(domain: "not SQLite", code: 11))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: PlaceholderStore.damageMarker(path)), "a non-SQLite error marked it")
+        s.noteCorruption("SQLite error 11: database disk image is malformed")
+        s.close()
+        XCTAssertThrowsError(try PlaceholderStore(path: path)) { error in
+            XCTAssertTrue("\(error)".contains("malformed"), "\(error)")
+        }
+    }
+
     func testReplacingChildrenRemovesVanishedSubtreesOnly() throws {
         let dir = NSTemporaryDirectory() + "favfs-store-\(UUID().uuidString.prefix(6))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

@@ -63,8 +63,9 @@ public enum Shell {
             close(inFD)
         }
         writer.start()
-        nonisolated(unsafe) var errData = Data()
-        let errReader = Thread { [errFD = errPipe[0]] in errData = readAll(errFD) }
+        // Handed over under a lock: Thread.isFinished orders nothing (ThreadSanitizer saw the race).
+        let errBox = LockedData()
+        let errReader = Thread { [errFD = errPipe[0]] in errBox.set(readAll(errFD)) }
         errReader.start()
         let outData = readAll(outPipe[0])
         var status: Int32 = 0
@@ -75,7 +76,15 @@ public enum Shell {
         close(outPipe[0])
         let exit: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return Result(status: exit, output: String(decoding: outData, as: UTF8.self),
-                      error: errReader.isFinished ? String(decoding: errData, as: UTF8.self) : "")
+                      error: String(decoding: errBox.get() ?? Data(), as: UTF8.self))
+    }
+
+    /// Bytes one thread hands to another.
+    private final class LockedData: @unchecked Sendable {
+        private let lock = NSLock()
+        private var data: Data?
+        func set(_ d: Data) { lock.withLock { data = d } }
+        func get() -> Data? { lock.withLock { data } }
     }
 
     private static func readAll(_ fd: Int32) -> Data {

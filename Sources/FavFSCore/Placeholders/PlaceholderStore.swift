@@ -16,11 +16,43 @@ public final class PlaceholderStore: Sendable {
         // WAL with synchronous=NORMAL: a commit survives the process dying (crash, kill -9) but
         // is not fsynced; FULL fsynced on every download's range update, on the read path.
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        // SQLite said so while it was in use (see `noteIfCorrupt`): quick_check would not see an
+        // index that disagrees with its table, the damage this marker is usually about.
+        if let found = try? String(contentsOfFile: Self.damageMarker(path), encoding: .utf8) {
+            throw DamagedDatabase(path: path, findings: ["SQLite reported it corrupt while in use: " + found])
+        }
         pool = try DatabasePool(path: path, configuration: config)
         // A truncated or overwritten file can open and fail only later, query by query.
         let check = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
         guard check == ["ok"] else { throw DamagedDatabase(path: path, findings: check) }
         try Self.migrator.migrate(pool)
+    }
+
+    /// The file beside the database that says SQLite found it corrupt while in use; the next
+    /// open refuses the database (the mount then sets both aside and starts a new one).
+    public static func damageMarker(_ path: String) -> String { path + ".corrupt" }
+
+    /// Leaves the damage marker when `error` is SQLite's SQLITE_CORRUPT (any extended code).
+    public func noteIfCorrupt(_ error: Error) {
+        guard let e = error as? DatabaseError, e.resultCode.primaryResultCode == .SQLITE_CORRUPT else { return }
+        noteCorruption("\(e)")
+    }
+
+    /// Leaves the damage marker, saying `what` SQLite reported (the first report is kept).
+    public func noteCorruption(_ what: String) {
+        let marker = Self.damageMarker(path)
+        if FileManager.default.fileExists(atPath: marker) { return }
+        _ = FileManager.default.createFile(atPath: marker, contents: Data("\(Date()): \(what)\n".utf8))
+    }
+
+    /// `pool.read`, noting corruption (`noteIfCorrupt`).
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.read(body) } catch { noteIfCorrupt(error); throw error }
+    }
+
+    /// `pool.write`, noting corruption (`noteIfCorrupt`).
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.write(body) } catch { noteIfCorrupt(error); throw error }
     }
 
     /// The database failed SQLite's own check.
@@ -116,7 +148,7 @@ public final class PlaceholderStore: Sendable {
 
     /// One placeholder and, for a folder, when it was last enumerated.
     public func item(_ id: ItemIdentifier) throws -> (item: Item, listedAt: Double?)? {
-        try pool.read { db in
+        try read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM item WHERE id = ?", arguments: [id.rawValue]) else { return nil }
             return (Self.item(from: row), row["listedAt"])
         }
@@ -125,7 +157,7 @@ public final class PlaceholderStore: Sendable {
     /// A folder's children and when the folder was listed, read in one transaction: read
     /// apart, a listing committing in between would pair "listed just now" with no children.
     public func listing(of folder: ItemIdentifier) throws -> (items: [Item], listedAt: Double?) {
-        try pool.read { db in
+        try read { db in
             // A cursor, not fetchAll: 100,000 copied rows would be 13 MB on top of the items.
             var items: [Item] = []
             let rows = try Row.fetchCursor(db, sql: "SELECT * FROM item WHERE parent = ?", arguments: [folder.rawValue])
@@ -137,7 +169,7 @@ public final class PlaceholderStore: Sendable {
 
     /// The children of a folder, with each child folder's own `listedAt`.
     public func children(of folder: ItemIdentifier) throws -> [(item: Item, listedAt: Double?)] {
-        try pool.read { db in
+        try read { db in
             var children: [(item: Item, listedAt: Double?)] = []
             let rows = try Row.fetchCursor(db, sql: "SELECT * FROM item WHERE parent = ?", arguments: [folder.rawValue])
             while let row = try rows.next() { children.append((Self.item(from: row), row["listedAt"])) }
@@ -147,7 +179,7 @@ public final class PlaceholderStore: Sendable {
 
     /// Records one item (keeping a folder's `listedAt` when it stays a folder).
     public func upsert(_ item: Item) throws {
-        try pool.write { db in try Self.upsert(item, db) }
+        try write { db in try Self.upsert(item, db) }
     }
 
     private static func upsert(_ item: Item, _ db: Database) throws {
@@ -171,7 +203,7 @@ public final class PlaceholderStore: Sendable {
     /// or not: a listing fetched before a file was created or rewritten here must not undo it,
     /// even for a moment a crash could fall into.
     public func replaceChildren(of folder: Item, with items: [Item], listedAt: Double) throws {
-        try pool.write { db in
+        try write { db in
             let prefix = folder.identifier.isRoot ? "/" : folder.identifier.rawValue + "/"
             let dirty = Set(try String.fetchAll(db, sql: "SELECT id FROM journal WHERE substr(id, 1, ?) = ?",
                                                 arguments: [prefix.utf8.count, prefix]))
@@ -188,7 +220,7 @@ public final class PlaceholderStore: Sendable {
 
     /// Removes an item and every placeholder below it.
     public func removeSubtree(_ id: ItemIdentifier) throws {
-        try pool.write { db in try Self.removeSubtree(id, db) }
+        try write { db in try Self.removeSubtree(id, db) }
     }
 
     private static func removeSubtree(_ id: ItemIdentifier, _ db: Database) throws {
@@ -222,14 +254,14 @@ public final class PlaceholderStore: Sendable {
     }
 
     public func contentRecord(_ id: ItemIdentifier) throws -> ContentRecord? {
-        try pool.read { db in
+        try read { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM content WHERE id = ?"), arguments: [id.rawValue]).map(Self.record)
         }
     }
 
     /// Saves a content record, and `item`'s placeholder in the same transaction when given.
     public func saveContent(_ r: ContentRecord, with item: Item? = nil) throws {
-        try pool.write { db in
+        try write { db in
             if let item { try Self.upsert(item, db) }
             try Self.upsertContent(r, db)
         }
@@ -246,22 +278,22 @@ public final class PlaceholderStore: Sendable {
     }
 
     public func deleteContent(_ id: ItemIdentifier) throws {
-        try pool.write { db in try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [id.rawValue]) }
+        try write { db in try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [id.rawValue]) }
     }
 
     /// Every content record, least recently used first (the eviction order).
     public func contentByLastUse() throws -> [ContentRecord] {
-        try pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM content ORDER BY lastUsed ASC").map(Self.record) }
+        try read { db in try Row.fetchAll(db, sql: "SELECT * FROM content ORDER BY lastUsed ASC").map(Self.record) }
     }
 
     /// Bytes of content on disk, summed over all items.
     public func contentBytes() throws -> Int64 {
-        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM content") ?? 0 }
+        try read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM content") ?? 0 }
     }
 
     /// The largest numeric content file name in use, so new files never reuse a name.
     public func maxContentFileNumber() throws -> Int64 {
-        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(CAST(file AS INTEGER)), 0) FROM content") ?? 0 }
+        try read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(CAST(file AS INTEGER)), 0) FROM content") ?? 0 }
     }
 
     // MARK: journal (write-back)
@@ -289,7 +321,7 @@ public final class PlaceholderStore: Sendable {
 
     /// Saves a journal row, with `item`'s placeholder and the content record when given, in one transaction.
     public func saveJournal(_ j: JournalEntry, with item: Item? = nil, content: ContentRecord? = nil) throws {
-        try pool.write { db in
+        try write { db in
             if let item { try Self.upsert(item, db) }
             if let content { try Self.upsertContent(content, db) }
             try db.cachedStatement(sql: """
@@ -301,11 +333,11 @@ public final class PlaceholderStore: Sendable {
     }
 
     public func journalEntries() throws -> [JournalEntry] {
-        try pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM journal ORDER BY since").map(Self.journal) }
+        try read { db in try Row.fetchAll(db, sql: "SELECT * FROM journal ORDER BY since").map(Self.journal) }
     }
 
     public func deleteJournal(_ id: ItemIdentifier) throws {
-        try pool.write { db in try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [id.rawValue]) }
+        try write { db in try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [id.rawValue]) }
     }
 
     /// Records a confirmed upload in one transaction: the placeholder takes the remote's new
@@ -313,7 +345,7 @@ public final class PlaceholderStore: Sendable {
     /// `journalSince` names the journal row the upload answered: a newer row (a change made
     /// after the upload was confirmed) stays.
     public func commitUpload(_ item: Item, contentVersion: String, journalSince: Double) throws {
-        try pool.write { db in
+        try write { db in
             try Self.upsert(item, db)
             try db.cachedStatement(sql: "UPDATE content SET version = ? WHERE id = ?").execute(arguments: [contentVersion, item.identifier.rawValue])
             try db.cachedStatement(sql: "DELETE FROM journal WHERE id = ? AND since = ?").execute(arguments: [item.identifier.rawValue, journalSince])
@@ -323,7 +355,7 @@ public final class PlaceholderStore: Sendable {
     /// Moves an item and everything below it to `destination` in placeholders, content index
     /// and journal, replacing whatever was at the destination.
     public func move(_ source: ItemIdentifier, to destination: ItemIdentifier) throws {
-        try pool.write { db in
+        try write { db in
             try Self.removeSubtree(destination, db)
             try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [destination.rawValue])
             try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [destination.rawValue])
