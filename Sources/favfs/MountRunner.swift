@@ -95,7 +95,7 @@ struct MountRunner {
 
         var offline: String?
         do {
-            switch try await domain.connect() {
+            switch try await domain.connect(timeout: command.timeout) {
             case .online:
                 log.info("connected to \(remote)")
                 domain.listRootAhead()

@@ -60,6 +60,18 @@ final class MountErrorEndToEndTests: XCTestCase {
         XCTAssertFalse(m.isMounted, "a failed mount left a mount behind")
     }
 
+    /// `--timeout` bounds the mount's first question too (it took 37 s with `--timeout 5`).
+    func testServerThatNeverAnswersFailsWithinTheTimeout() throws {
+        let hole = try BlackHoleServer()
+        defer { hole.close() }
+        let m = try make("dav://127.0.0.1:\(hole.port)/files/")
+        let r = try m.mount(extraArgs: ["--timeout", "5"], timeout: 120)
+        XCTAssertNotEqual(r.status, 0, "mount of a server that never answers succeeded: \(r)")
+        XCTAssertLessThan(r.elapsed, 20, "mount with --timeout 5 took \(r.elapsed) s: \(r)")
+        XCTAssertTrue(r.stderr.contains("127.0.0.1:\(hole.port)"), "the message should name the remote: \(r.stderr)")
+        XCTAssertFalse(m.isMounted, "a failed mount left a mount behind")
+    }
+
     func testMissingMountPointFails() throws {
         let folder = try smallFolder()
         let m = try make("file://" + folder.path, createMountPoint: false)
