@@ -90,9 +90,11 @@ extension SFTPProvider: WritableProvider {
         do {
             result = try await stat(id, quote: ["rename \(paths.quoted(temp)) \(paths.quoted(id))", "*rm \(paths.quoted(aside))"],
                                     operation: "upload (rename into place)")
-        } catch let error as ProviderError where error.kind == .notFound && error.status != SFTPErrors.quoteError {
-            // The renames ran; the stat after them did not find the file: another writer has it
-            // aside this instant, to compare, and puts it back. Ask again for a moment.
+        } catch let error as ProviderError where (error.kind == .notFound && error.status != SFTPErrors.quoteError)
+                                                    || error.kind == .invalidResponse {
+            // The renames ran; the stat after them did not find the file (or found it without a
+            // modification time, seen under load): another writer has it aside this instant, to
+            // compare, and puts it back. Ask again for a moment.
             result = try await settledStat(id, length: length, after: error)
         } catch let error as ProviderError {
             // The name was taken while it was free (a new file by someone else): theirs stays,
