@@ -14,7 +14,12 @@ extension ContentCache {
     /// Returns how many files were handled. Called at mount and at unmount.
     @discardableResult
     public func rescueUnknownFiles() -> Int {
-        let known = Set(((try? store.contentByLastUse()) ?? []).map(\.file))
+        // Without the records, every file would look unknown: leave them all where they are.
+        guard let records = try? store.contentByLastUse() else {
+            log.error("cannot read the content records: content files are left where they are")
+            return 0
+        }
+        let known = Set(records.map(\.file))
         var handled = 0
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !known.contains(name) {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 
 /// Content of items on local disk: one sparse file per materialized item under `directory`, its
@@ -22,6 +23,9 @@ public final class ContentCache: @unchecked Sendable {
     var entries: [ItemIdentifier: ContentEntry] = [:]
     private var nextFile: Int64
     private var evictionPending = false
+    /// Set at unmount (`stopDownloads`): no download starts any more. Atomic, not under `lock`:
+    /// it is read with an entry's lock held.
+    private let closing = Atomic<Bool>(false)
     private var lastEviction: Double = 0
     static let evictionInterval: Double = 0.5
     /// Whether an item is pinned (the domain's pins; a folder's pin covers what is below it).
@@ -145,6 +149,9 @@ public final class ContentCache: @unchecked Sendable {
         let wanted = range.clamped(to: 0..<max(0, e.withLock { e.size }))
         let mustWait: Bool = try e.withLock {
             if e.stale { throw staleError(item, provider) }
+            if closing.load(ordering: .acquiring) {
+                throw ProviderError(.cancelled, remote: provider.remoteDescription, path: item.identifier.rawValue, detail: "unmounting")
+            }
             // Deleted: the remote has no such content any more (or other content at the name).
             if e.deleted {
                 if e.ranges.contains(wanted) { return false }
@@ -335,7 +342,7 @@ public final class ContentCache: @unchecked Sendable {
         let records = (try? store.contentByLastUse()) ?? []
         let pinned = records.filter(isPinned)
         var excess = total - pinned.reduce(0) { $0 + $1.ranges.count } - limit
-        let dirty = dirtyItems()
+        guard let dirty = dirtyItems() else { return }
         for r in records where excess > 0 {
             if isPinned(r) || r.ranges.isEmpty || dirty.contains(r.id) { continue }
             if evict(r) { excess -= r.ranges.count }
@@ -346,7 +353,7 @@ public final class ContentCache: @unchecked Sendable {
     /// `except`) until about twice `needed` bytes are freed. Returns the bytes freed.
     func evictForSpace(needed: Int64, except: ItemIdentifier) -> Int64 {
         var freed: Int64 = 0
-        let dirty = dirtyItems()
+        guard let dirty = dirtyItems() else { return 0 }
         for r in (try? store.contentByLastUse()) ?? [] where freed < 2 * max(needed, chunkSize) {
             if isPinned(r) || r.ranges.isEmpty || dirty.contains(r.id) || r.id == except { continue }
             if evict(r) { freed += r.ranges.count }
@@ -364,15 +371,34 @@ public final class ContentCache: @unchecked Sendable {
         return true
     }
 
-    /// Items whose cached content is the only copy (dirty): never evicted.
-    private func dirtyItems() -> Set<ItemIdentifier> {
-        Set(((try? store.journalEntries()) ?? []).map(\.id))
+    /// Items whose cached content is the only copy (dirty): never evicted. Nil when the journal
+    /// cannot be read: then nothing may be evicted, since anything could be dirty.
+    private func dirtyItems() -> Set<ItemIdentifier>? {
+        do {
+            return Set(try store.journalEntries().map(\.id))
+        } catch {
+            log.error("cannot read the upload journal (\(error)): nothing is evicted")
+            return nil
+        }
+    }
+
+    /// Unmount: no new download starts; those running (read-ahead, prefetch) are cancelled and
+    /// awaited for up to `timeout` seconds, so that their entries are released and recorded
+    /// and `evictAll` finds nothing in use.
+    public func stopDownloads(timeout: Double) {
+        closing.store(true, ordering: .releasing)
+        let running = lock.withLock { entries.values.flatMap { e in e.withLock { Array(e.inflight.values) } } }
+        for t in running { t.cancel() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline, lock.withLock({ entries.values.contains { e in e.withLock { !e.inflight.isEmpty } } }) {
+            usleep(10_000)
+        }
     }
 
     /// Evicts everything that is not pinned, dirty or in use (unmount). Returns files and bytes freed.
     public func evictAll() -> (files: Int, bytes: Int64) {
         var files = 0, bytes: Int64 = 0
-        let dirty = dirtyItems()
+        guard let dirty = dirtyItems() else { return (0, 0) }
         for r in (try? store.contentByLastUse()) ?? [] where !isPinned(r) && !dirty.contains(r.id) {
             if evict(r) { files += 1; bytes += r.ranges.count }
         }

@@ -409,6 +409,8 @@ public final class Domain: @unchecked Sendable {
 
     /// Ends the mount: evicts all content that is not pinned unless `keepContent`.
     public func shutdown(keepContent: Bool) -> (files: Int, bytes: Int64) {
+        // Read-ahead still running would keep its content (in use) out of the eviction.
+        content.stopDownloads(timeout: 5)
         let evicted = keepContent ? (0, 0) : content.evictAll()
         // Placeholders of the last listings: the next mount browses them (a save takes ms).
         if listingSaveGroup.wait(timeout: .now() + 10) == .timedOut { log.warning("unmounting with a listing still being saved") }
