@@ -111,6 +111,7 @@ final class ControlServer: @unchecked Sendable {
                      "cache: \(s.cachedFiles) files, \(ByteSize.format(s.cachedBytes)) of \(ByteSize.format(s.cacheLimit)) (\(domain.content.directory.deletingLastPathComponent().path))",
                      "uploads: \(s.pendingUploads) pending (\(ByteSize.format(s.pendingBytes)))"]
         for f in s.failedUploads { lines.append("failed upload: \(f)") }
+        for f in s.refusedUploads { lines.append("refused upload (kept in the mount and in lost+found until changed or removed): \(f)") }
         let lost = domain.content.lostAndFound
         let kept = (try? FileManager.default.contentsOfDirectory(atPath: lost.path)) ?? []
         if !kept.isEmpty { lines.append("lost+found: \(kept.count) files not on the server (refused uploads, content the database lost), kept in \(lost.path)") }
@@ -138,7 +139,8 @@ final class ControlServer: @unchecked Sendable {
             mountpoint: mountpoint, remote: remote, name: name, answering: true, readOnly: !domain.isWritable,
             cache: .init(files: s.cachedFiles, bytes: s.cachedBytes, limitBytes: s.cacheLimit,
                          directory: domain.content.directory.deletingLastPathComponent().path),
-            uploads: .init(pending: s.pendingUploads, pendingBytes: s.pendingBytes, failed: s.failedUploads.map { "\($0)" }),
+            uploads: .init(pending: s.pendingUploads, pendingBytes: s.pendingBytes, failed: s.failedUploads.map { "\($0)" },
+                             refused: s.refusedUploads.map { "\($0)" }),
             lostAndFound: .init(files: kept.count, directory: lost.path),
             lastNetworkError: s.lastNetworkError, transfers: transfers(),
             pins: MountStatusReport.Pins(domain.pinStatus(), mountpoint: mountpoint))

@@ -15,6 +15,8 @@ struct MountStatusReport: Codable, Sendable {
         var pendingBytes: Int64
         /// Uploads that failed and are retried (each error in words).
         var failed: [String]
+        /// Files the server refused for good: kept in the mount and in lost+found.
+        var refused: [String] = []
     }
     struct LostAndFound: Codable, Sendable {
         var files: Int

@@ -37,7 +37,11 @@ final class FailedUploadEndToEndTests: XCTestCase {
         print("upload into a folder deleted on the server: fsync \(String(format: "%.2f", took)) s, folders re-created")
     }
 
-    func testAnUploadRefusedForGoodGoesToLostAndFound() throws {
+    /// A file the server refuses for good (here: larger than its LimitRequestBody) stays in the
+    /// mount as written, marked "upload refused", with a copy in lost+found; it is not sent
+    /// again (neither by a retry nor at the next mount) until it changes; a rename tries its new
+    /// name; removing it removes it; unmount never waits for it.
+    func testAnUploadRefusedForGoodStaysVisibleAndGoesToLostAndFound() throws {
         try E2EGate.require(apache: true)
         let apache = try ApacheServer(extraConfig: """
             <Location /files/small>
@@ -61,21 +65,49 @@ final class FailedUploadEndToEndTests: XCTestCase {
         XCTAssertEqual(rc, -1, "fsync should report the refusal")
         XCTAssertEqual(err, EFBIG, String(cString: strerror(err)))
         XCTAssertLessThan(Date().timeIntervalSince(started), 30)
-        // Kept, byte for byte, in lost+found; not retried; the mount shows the server's state.
+        // A copy, byte for byte, in lost+found; the file stays in the mount, marked refused.
         let lost = m.cacheDir.appendingPathComponent("lost+found")
         let kept = (try? FileManager.default.contentsOfDirectory(atPath: lost.path)) ?? []
         XCTAssertEqual(kept.count, 1, "\(kept)")
         XCTAssertTrue(kept.first?.hasSuffix(" small%2Fbig.bin") == true, "\(kept)")
         XCTAssertEqual(kept.first.flatMap { FileManager.default.contents(atPath: lost.appendingPathComponent($0).path) }, payload)
         XCTAssertFalse(FileManager.default.fileExists(atPath: apache.documentRoot.appendingPathComponent("small/big.bin").path))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: m.path + "/small/big.bin"), "a file the server refused is still shown")
+        XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/small/big.bin"), payload, "a refused file must stay as written")
+        let state = try Python.getxattr(m.path + "/small/big.bin", "user.favfs.state")
+        XCTAssertTrue(state.hasPrefix("upload refused: ") && state.contains("413"), state)
         let status = try TimedProcess.run(FavFSBinary.path, ["status"], timeout: 30)
         XCTAssertTrue(status.stdout.contains("lost+found: 1 files"), status.stdout)
-        XCTAssertFalse(status.stdout.contains("failed"), status.stdout)
-        // Nothing left to wait for at unmount.
+        XCTAssertTrue(status.stdout.contains("uploads: 0 pending"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("refused upload") && status.stdout.contains("/small/big.bin"), status.stdout)
+        // Nothing left to wait for at unmount; the next mount does not send it again.
         let unmountStarted = Date()
-        XCTAssertTrue(try m.unmount(keepCache: true).succeeded)
+        XCTAssertTrue(try m.unmount().succeeded)
         XCTAssertLessThan(Date().timeIntervalSince(unmountStarted), 10, "unmount waited for an upload that cannot succeed")
+        let requestsBefore = apache.accessLogLines().filter { $0.hasPrefix("PUT ") }.count
+        try m.mountOrThrow()
+        XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/small/big.bin"), payload, "after a remount")
+        let again = try Python.getxattr(m.path + "/small/big.bin", "user.favfs.state")
+        XCTAssertTrue(again.hasPrefix("upload refused: "), again)
+        usleep(1_500_000)
+        XCTAssertEqual(apache.accessLogLines().filter { $0.hasPrefix("PUT ") }.count, requestsBefore,
+                       "a refused file was sent again at mount")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: lost.path).count, 1)
+        // Renamed out of the limited folder: the new name is uploaded.
+        let mv = try TimedProcess.sh("mv \(shq(m.path))/small/big.bin \(shq(m.path))/big.bin", timeout: 60)
+        XCTAssertTrue(mv.succeeded, "\(mv)")
+        let uploaded = apache.documentRoot.appendingPathComponent("big.bin").path
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline && FileManager.default.contents(atPath: uploaded) != payload { usleep(100_000) }
+        XCTAssertEqual(FileManager.default.contents(atPath: uploaded), payload, "the renamed file was not uploaded under its new name")
+        let listing = try TimedProcess.sh("ls -la \(shq(m.path))/small", timeout: 30)
+        XCTAssertFalse(listing.stdout.contains("big.bin"), "\(listing)")
+        // Another refused file, removed by the user: gone from the mount, its copy stays.
+        XCTAssertFalse(try TimedProcess.sh("dd if=/dev/zero of=\(shq(m.path))/small/z.bin bs=3000 count=1 conv=fsync status=none", timeout: 60).succeeded,
+                       "dd's fsync should report the refusal")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: m.path + "/small/z.bin"))
+        XCTAssertTrue(try TimedProcess.sh("rm \(shq(m.path))/small/z.bin", timeout: 60).succeeded)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: m.path + "/small/z.bin"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: lost.path).count, 2)
+        XCTAssertTrue(try m.unmount().succeeded)
     }
 }

@@ -30,6 +30,12 @@ final class IntegrityEndToEndTests: XCTestCase {
             chmod 0642 \(shq(path)); stat -c %a \(shq(path)) >/dev/null; true
             """
         _ = try TimedProcess.sh(script, timeout: 60)
+        // The folder the server's disk cannot hold: ENAMETOOLONG, not EACCES.
+        let tooDeep = folder + "/" + String(repeating: "d", count: 126)
+        let mkdir = try TimedProcess.sh("cd \(shq(m.path)) && mkdir -p \(shq(tooDeep + "/" + String(repeating: "e", count: 126)))", timeout: 60)
+        if !FileManager.default.fileExists(atPath: server.documentRoot.path + "/" + tooDeep) {
+            XCTAssertTrue(!mkdir.succeeded && mkdir.stderr.contains("File name too long"), "\(mkdir)")
+        }
         let lost = m.cacheDir.appendingPathComponent("lost+found")
         let deadline = Date().addingTimeInterval(30)
         var kept: [String] = []

@@ -284,4 +284,17 @@ final class WebDAVListingTests: XCTestCase {
         XCTAssertEqual(mkcol.detail, "MKCOL failed: 405 Method Not Allowed")
         XCTAssertEqual(errors.status(503, method: "PUT", path: "/a").kind, .serverError)
     }
+
+    /// Apache answers a path its disk cannot hold (ENAMETOOLONG there) with a plain 403: a path
+    /// that long is reported as too long (ENAMETOOLONG), a short one as denied (EACCES).
+    func testA403ForAPathTooLongForTheServersDiskIsNameTooLong() {
+        let errors = WebDAVErrors(remote: "dav://h/files")
+        let deep = String(repeating: "/" + String(repeating: "c", count: 127), count: 31)
+        let mkcol = errors.status(403, method: "MKCOL", path: deep)
+        XCTAssertEqual(mkcol.kind, .nameTooLong)
+        XCTAssertTrue(mkcol.detail.contains("\(deep.utf8.count) bytes"), mkcol.detail)
+        XCTAssertEqual(errors.status(403, method: "PUT", path: "/" + String(repeating: "n", count: 256)).kind, .nameTooLong)
+        XCTAssertEqual(errors.status(403, method: "PUT", path: "/a/b.txt").kind, .denied)
+        XCTAssertEqual(errors.status(401, method: "PUT", path: deep).kind, .denied)
+    }
 }

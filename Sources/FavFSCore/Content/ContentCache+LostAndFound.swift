@@ -42,10 +42,11 @@ extension ContentCache {
         return handled
     }
 
-    /// Keeps the cache file of `id` in `lostAndFound` (a hard link, else a copy) under a name
-    /// that says when and what: `2026-11-24T101500Z docs%2Freport.txt`. Nil when it could not
-    /// be kept (the caller must then keep the content where it is).
-    func keepInLostAndFound(_ id: ItemIdentifier) -> URL? {
+    /// Keeps the cache file of `id` in `lostAndFound` (a hard link, else a copy; always a copy
+    /// when `independentCopy`, for content that stays in use and may change) under a name that
+    /// says when and what: `2026-11-24T101500Z docs%2Freport.txt`. Nil when it could not be
+    /// kept (the caller must then keep the content where it is).
+    func keepInLostAndFound(_ id: ItemIdentifier, independentCopy: Bool = false) -> URL? {
         guard let r = try? store.contentRecord(id) else { return nil }
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
         let name = Self.lostAndFoundName(id)
@@ -61,7 +62,7 @@ extension ContentCache {
             target = lostAndFound.appendingPathComponent("\(stamp) \(n) \(name)")
         }
         let source = path(r.file)
-        if link(source, target.path) == 0 { return target }
+        if !independentCopy && link(source, target.path) == 0 { return target }
         return FileCopy.copy(from: source, to: target.path) ? target : nil
     }
 

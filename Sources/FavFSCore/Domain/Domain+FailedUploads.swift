@@ -3,8 +3,8 @@ import Foundation
 /// Uploads that cannot succeed as they are. A folder deleted on the server under a file written
 /// here is re-created (the file stays where the user put it); any other permanent refusal
 /// (denied, too large, no space at the server, a name it will not take) ends the upload: the
-/// content is kept in `CACHEDIR/lost+found`, the journal row goes, and the item shows the
-/// server's state again. Nothing is retried forever, and unmount never waits for it.
+/// file stays in the mount as written, marked refused, with a copy in `CACHEDIR/lost+found`.
+/// Nothing is retried forever, and unmount never waits for it.
 extension Domain {
     /// Re-creates the folders above `id` that are missing at the remote, top down. True when
     /// at least one was created (the upload is worth trying again).
@@ -41,19 +41,29 @@ extension Domain {
         return true
     }
 
-    /// Ends an upload that failed for good: the content goes to lost+found (when it cannot be
-    /// kept there, it stays dirty in the cache instead, as before), waiters get `error`.
+    /// Ends an upload that failed for good. The file stays in the mount as written (its state
+    /// "upload refused: …", shown by `favfs status`), a copy of its content goes to lost+found,
+    /// and the journal row records the refusal so neither a retry nor a remount sends it again;
+    /// a change to it (or removing it) is the user's answer. Waiters get `error`.
     func abandonUpload(_ id: ItemIdentifier, _ error: ProviderError) async {
-        guard let kept = content.keepInLostAndFound(id) else {
-            log.error("upload of \(id) failed: \(error); it could not be kept in lost+found, so the content stays in the cache and is tried again at the next change or mount")
-            finishFailed(id, error)
-            return
+        // A copy (the file stays in use), made off the cooperative pool: it may be gigabytes.
+        let kept = try? await BlockingWork.run { [content] in content.keepInLostAndFound(id, independentCopy: true) }
+        let (journal, waiters) = lock.withLock { () -> (PlaceholderStore.JournalEntry?, [UploadWaiter]) in
+            guard dirty[id] != nil else { return (nil, []) }
+            dirty[id]!.uploading = false
+            dirty[id]!.failure = error
+            dirty[id]!.journal.refused = error.kind.rawValue
+            dirty[id]!.journal.lastError = error.description
+            defer { dirty[id]!.waiters = [] }
+            return (dirty[id]!.journal, dirty[id]!.waiters)
         }
-        let waiters = lock.withLock { dirty.removeValue(forKey: id)?.waiters ?? [] }
-        try? store.deleteJournal(id)
-        content.remove(id)
-        log.error("upload of \(id) failed for good: \(error). The content written here is kept as \(kept.path); the file shows the server's state again")
-        await refreshItem(id)
+        if let journal {
+            do { try store.saveJournal(journal) } catch {
+                log.error("cannot record that the server refused \(id): \(error); it is tried again at the next mount")
+            }
+        }
+        let copy = kept.flatMap { $0 }.map { "a copy is in \($0.path)" } ?? "it could not be copied to lost+found (\(content.lostAndFound.path))"
+        log.error("upload of \(id) refused for good: \(error). The file stays in the mount as written until it is changed or removed; \(copy)")
         if let parent = id.parent { folderChanged(parent) }
         for w in waiters { w.resume(throwing: error) }
     }

@@ -3,7 +3,8 @@ import Foundation
 /// An item's state as extended attributes (`getfattr -d -m - FILE`), answered from memory and
 /// the database, never from the network:
 /// - `user.favfs.state`: `placeholder` | `partial N%` | `materialized` | `dirty` |
-///   `uploading N%` | `conflict` (a conflict copy) | `error: …` (an upload that failed);
+///   `uploading N%` | `conflict` (a conflict copy) | `error: …` (an upload that failed) |
+///   `upload refused: …` (the server will not take it; kept here and in lost+found);
 ///   folders `folder`, symlinks `symlink`;
 /// - `user.favfs.pin`: `1` or `0` (settable: `setfattr -n user.favfs.pin -v 1 FILE`);
 /// - `user.favfs.etag`: the remote's version of the content, where it has one.
@@ -31,6 +32,7 @@ extension Domain {
 
     private func attributeState(of id: ItemIdentifier, _ item: Item) -> String {
         if let d = lock.withLock({ dirty[id] }) {
+            if d.journal.refused != nil, let f = d.failure { return "upload refused: \(f)" }
             if let f = d.failure { return "error: \(f)" }
             if d.uploading {
                 if let p = transferProgress(of: id), p.total > 0 { return "uploading \(min(100, p.done * 100 / p.total))%" }

@@ -8,7 +8,8 @@ extension Domain {
     /// newer generation and go again).
     func scheduleUpload(_ id: ItemIdentifier) {
         let start = lock.withLock { () -> Bool in
-            guard dirty[id] != nil, !dirty[id]!.uploading else { return false }
+            // Refused content waits for a change (markDirty clears it): the server said no.
+            guard dirty[id] != nil, !dirty[id]!.uploading, dirty[id]!.journal.refused == nil else { return false }
             dirty[id]!.uploading = true
             dirty[id]!.failure = nil
             return true
@@ -19,14 +20,24 @@ extension Domain {
     /// Uploads every item the journal lists (after a crash or kill, at mount).
     public func resumeUploads() {
         let rows = (try? store.journalEntries()) ?? []
-        lock.withLock { for j in rows where dirty[j.id] == nil { dirty[j.id] = DirtyState(journal: j) } }
+        lock.withLock {
+            for j in rows where dirty[j.id] == nil {
+                dirty[j.id] = DirtyState(journal: j)
+                if let kind = j.refused {
+                    dirty[j.id]!.failure = ProviderError(ProviderError.Kind(rawValue: kind) ?? .denied, remote: provider.remoteDescription,
+                                                         path: j.id.rawValue, detail: j.lastError ?? "refused by the server")
+                }
+            }
+        }
         // The placeholders may predate the last writes (a crash before close): sizes from the files.
         for j in rows {
             guard var item = cachedItem(j.id), let (fd, length) = try? content.openForUpload(j.id) else { continue }
             close(fd)
             if item.size != length { item.size = length; setPlaceholder(item) }
         }
-        if !rows.isEmpty { log.info("resuming \(rows.count) pending upload(s) from the journal") }
+        let refused = rows.filter { $0.refused != nil }.count
+        if rows.count > refused { log.info("resuming \(rows.count - refused) pending upload(s) from the journal") }
+        if refused > 0 { log.warning("\(refused) file(s) the server refused stay here until changed or removed (favfs status shows them)") }
         for j in rows { scheduleUpload(j.id) }
     }
 
@@ -270,11 +281,19 @@ extension Domain {
         for id in ids { scheduleUpload(id) }
     }
 
-    /// Uploads still pending: how many items and bytes, and those that failed for good.
+    /// Uploads still pending: how many items and bytes, and those that failed (tried again at
+    /// the next change, fsync or mount). Content the server refused is not pending: see
+    /// `refusedUploads`.
     public func pendingUploads() -> (items: Int, bytes: Int64, failed: [ProviderError]) {
-        let snapshot = lock.withLock { dirty }
+        let snapshot = lock.withLock { dirty.filter { $0.value.journal.refused == nil } }
         let bytes = snapshot.keys.reduce(Int64(0)) { $0 + (cachedItem($1)?.size ?? 0) }
         return (snapshot.count, bytes, snapshot.values.compactMap { $0.uploading ? nil : $0.failure })
+    }
+
+    /// Files the server refused for good (too large, denied...): kept in the mount and in
+    /// lost+found until changed or removed.
+    public func refusedUploads() -> [ProviderError] {
+        lock.withLock { dirty.values.compactMap { $0.journal.refused != nil ? $0.failure : nil } }
     }
 
     /// Starts every pending upload and waits until none is left or only failed ones remain

@@ -66,12 +66,16 @@ extension Domain {
     @discardableResult
     func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil,
                    content record: PlaceholderStore.ContentRecord? = nil) throws -> Bool {
-        let (exists, base) = lock.withLock { () -> (Bool, String?) in
-            guard dirty[id] != nil else { return (false, isNew ? nil : cachedItemLocked(id)?.version) }
+        let (exists, base, unrefused) = lock.withLock { () -> (Bool, String?, PlaceholderStore.JournalEntry?) in
+            guard dirty[id] != nil else { return (false, isNew ? nil : cachedItemLocked(id)?.version, nil) }
             dirty[id]!.generation += 1
             dirty[id]!.failure = nil
-            return (true, nil)
+            // A change to content the server refused: it is worth another try.
+            guard dirty[id]!.journal.refused != nil else { return (true, nil, nil) }
+            dirty[id]!.journal.refused = nil
+            return (true, nil, dirty[id]!.journal)
         }
+        if let unrefused { try store.saveJournal(unrefused) }
         if exists { return false }
         let j = PlaceholderStore.JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Self.now)
         do {
@@ -373,6 +377,7 @@ extension Domain {
         // What the remote moves must be what the user wrote; an upload still running for a
         // replaced destination must not land after the move.
         log.debug("rename \(source) -> \(destination) replacing=\(existing != nil)")
+        if existing == nil, item.kind == .file, try renameRefusedNewFile(item, to: destination) { return (source, destination) }
         try await flushUploads(under: source)
         if let existing {
             try? await flushUploads(under: destination)
@@ -400,6 +405,7 @@ extension Domain {
                 // after close returns) may be uploading under the old name: that loop ends when
                 // it finds no dirty state there, so the new name gets its own upload.
                 let newId = ItemIdentifier(destination.rawValue + id.rawValue.dropFirst(source.rawValue.count))
+                state.journal.id = newId  // the row store.move renamed; a later save must not bring back the old one
                 if state.uploading { state.uploading = false; moved.append(newId) }
                 dirty[id] = nil
                 dirty[newId] = state
@@ -413,4 +419,36 @@ extension Domain {
         return (source, destination)
     }
 
+    /// A new file the server refused (a name it will not take, too large) was never on the
+    /// server: renaming it is local, and the new name is worth another upload. False when
+    /// `item` is not such a file.
+    private func renameRefusedNewFile(_ item: Item, to destination: ItemIdentifier) throws -> Bool {
+        let source = item.identifier
+        guard let state = lock.withLock({ dirty[source] }), state.journal.isNew, state.journal.refused != nil else { return false }
+        do {
+            try content.move(source, to: destination) { try store.move(source, to: destination) }
+        } catch {
+            throw self.error(.localIO, source, "cannot record the rename: \(error)")
+        }
+        var moved = item
+        moved.identifier = destination
+        let journal = lock.withLock { () -> PlaceholderStore.JournalEntry? in
+            noteChange(source)
+            if let parent = source.parent { folders[parent]?[source.name] = nil }
+            guard var s = dirty.removeValue(forKey: source) else { return nil }
+            s.journal.id = destination
+            s.journal.refused = nil
+            s.failure = nil
+            s.generation += 1
+            dirty[destination] = s
+            return s.journal
+        }
+        if let journal { try? store.saveJournal(journal) }
+        setPlaceholder(moved)
+        if let parent = source.parent { folderChanged(parent) }
+        if let parent = destination.parent, parent != source.parent { folderChanged(parent) }
+        log.info("\(source), refused by the server, renamed here to \(destination): uploading it under the new name")
+        scheduleUpload(destination)
+        return true
+    }
 }

@@ -373,6 +373,9 @@ public final class Domain: @unchecked Sendable {
 
     private func unpinnedState(of id: ItemIdentifier, _ item: Item) -> String? {
         if let d = lock.withLock({ dirty[id] }) {
+            if d.journal.refused != nil, let f = d.failure {
+                return "dirty: upload refused (\(f)); kept here and in lost+found until it changes or is removed"
+            }
             if let f = d.failure { return "dirty: upload failed (\(f)); kept in the cache" }
             return d.uploading ? "dirty: uploading" : "dirty: upload pending (on close)"
         }
@@ -395,6 +398,8 @@ public final class Domain: @unchecked Sendable {
         public var pendingUploads: Int
         public var pendingBytes: Int64
         public var failedUploads: [ProviderError]
+        /// Refused for good; kept in the mount and in lost+found.
+        public var refusedUploads: [ProviderError]
         public var lastNetworkError: String?
     }
 
@@ -403,7 +408,7 @@ public final class Domain: @unchecked Sendable {
         let pending = pendingUploads()
         return Status(cachedFiles: records.filter { !$0.ranges.isEmpty }.count,
                       cachedBytes: records.reduce(0) { $0 + $1.ranges.count }, cacheLimit: content.limit,
-                      pendingUploads: pending.items, pendingBytes: pending.bytes, failedUploads: pending.failed,
+                      pendingUploads: pending.items, pendingBytes: pending.bytes, failedUploads: pending.failed, refusedUploads: refusedUploads(),
                       lastNetworkError: lock.withLock { lastNetworkError })
     }
 

@@ -118,6 +118,11 @@ public final class PlaceholderStore: Sendable {
             // Items pinned by the user (a folder's pin covers everything below it).
             try db.execute(sql: "CREATE TABLE pin (id TEXT PRIMARY KEY NOT NULL, since REAL NOT NULL)")
         }
+        m.registerMigration("v5-refused") { db in
+            // The kind of a permanent refusal (too large, denied...): the upload is not tried
+            // again until the item changes, also after a remount.
+            try db.execute(sql: "ALTER TABLE journal ADD COLUMN refused TEXT")
+        }
         return m
     }
 
@@ -308,15 +313,19 @@ public final class PlaceholderStore: Sendable {
         public var since: Double
         public var attempts: Int
         public var lastError: String?
-        public init(id: ItemIdentifier, baseVersion: String?, isNew: Bool, since: Double, attempts: Int = 0, lastError: String? = nil) {
+        /// The server refused this content for good (`ProviderError.Kind` raw value): kept here,
+        /// not uploaded again until it changes.
+        public var refused: String?
+        public init(id: ItemIdentifier, baseVersion: String?, isNew: Bool, since: Double, attempts: Int = 0,
+                    lastError: String? = nil, refused: String? = nil) {
             self.id = id; self.baseVersion = baseVersion; self.isNew = isNew; self.since = since
-            self.attempts = attempts; self.lastError = lastError
+            self.attempts = attempts; self.lastError = lastError; self.refused = refused
         }
     }
 
     private static func journal(from row: Row) -> JournalEntry {
         JournalEntry(id: ItemIdentifier(row["id"]), baseVersion: row["baseVersion"], isNew: (row["isNew"] as Int) != 0,
-                     since: row["since"], attempts: row["attempts"], lastError: row["lastError"])
+                     since: row["since"], attempts: row["attempts"], lastError: row["lastError"], refused: row["refused"])
     }
 
     /// Saves a journal row, with `item`'s placeholder and the content record when given, in one transaction.
@@ -325,10 +334,10 @@ public final class PlaceholderStore: Sendable {
             if let item { try Self.upsert(item, db) }
             if let content { try Self.upsertContent(content, db) }
             try db.cachedStatement(sql: """
-                INSERT INTO journal (id, baseVersion, isNew, since, attempts, lastError) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO journal (id, baseVersion, isNew, since, attempts, lastError, refused) VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET baseVersion = excluded.baseVersion, isNew = excluded.isNew,
-                    attempts = excluded.attempts, lastError = excluded.lastError
-                """).execute(arguments: [j.id.rawValue, j.baseVersion, j.isNew ? 1 : 0, j.since, j.attempts, j.lastError])
+                    attempts = excluded.attempts, lastError = excluded.lastError, refused = excluded.refused
+                """).execute(arguments: [j.id.rawValue, j.baseVersion, j.isNew ? 1 : 0, j.since, j.attempts, j.lastError, j.refused])
         }
     }
 

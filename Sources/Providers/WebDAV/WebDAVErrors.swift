@@ -26,9 +26,24 @@ struct WebDAVErrors: Sendable {
         default: kind = .serverError
         }
         var detail = "\(method) failed: \(status) \(Self.reason(status))"
+        if kind == .denied, status == 403, let length = Self.overlongPath(path) {
+            // Apache (and any server mapping URLs to files) answers a path its disk cannot hold
+            // (ENAMETOOLONG there) with a plain 403; nothing but the length tells them apart.
+            return ProviderError(.nameTooLong, remote: remote, path: path, status: status,
+                                 detail: detail + " (a path of \(length) bytes: longer than the server's disk can probably hold)")
+        }
         if kind == .notSupported, status == 405 || status == 501 { detail += " (the server does not allow \(method.split(separator: " ").first ?? "it") here)" }
         if kind == .serverError, let snippet = Self.snippet(body) { detail += " — \(snippet)" }
         return ProviderError(kind, remote: remote, path: path, status: status, detail: detail)
+    }
+
+    /// The path's length in bytes when a server's disk likely cannot hold it: a name over 255
+    /// bytes (NAME_MAX), or a whole path within 512 bytes of PATH_MAX (4,096), which the
+    /// server's own folder adds to.
+    static func overlongPath(_ path: String) -> Int? {
+        let length = path.utf8.count
+        if length >= 3_584 || path.split(separator: "/").contains(where: { $0.utf8.count > 255 }) { return length }
+        return nil
     }
 
     /// An error for a transfer that got no complete answer.
