@@ -33,6 +33,7 @@ extension Domain {
                 items = items.filter { !names.contains($0.name) } + local
             }
             items = overlayChanges(items, in: folder, since: since)
+            if !keptModifiedTimes.isEmpty { items = items.map(withKeptModifiedTime) }
             var state = FolderState(folder: folder, items: items, listedAt: listedAt)
             state.verified = true
             state.listingSeconds = Date().timeIntervalSince(started)
@@ -53,6 +54,19 @@ extension Domain {
             applyRemoteChanges(RemoteChange.diff(old: previous.items, new: state.items), in: state)
         }
         return state
+    }
+
+    /// `item` with the modification time set here, if one was and the remote's version is still
+    /// the one it was set on (else that time is forgotten). Called with `lock` held.
+    func withKeptModifiedTime(_ item: Item) -> Item {
+        guard let kept = keptModifiedTimes[item.identifier] else { return item }
+        guard kept.version == item.version else {
+            keptModifiedTimes[item.identifier] = nil
+            return item
+        }
+        var item = item
+        item.modifiedTime = kept.time
+        return item
     }
 
     /// Saves a listing's placeholders in the background. The folder's changes stay tracked

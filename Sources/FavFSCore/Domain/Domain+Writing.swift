@@ -244,7 +244,11 @@ extension Domain {
         guard var item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
         item.modifiedTime = time
         do { item = try await w.setModified(id, to: time) }
-        catch let e as ProviderError where e.kind == .notSupported { /* kept locally */ }
+        catch let e as ProviderError where e.kind == .notSupported {
+            // Kept here while the remote's version stays: a listing must not turn it back (rsync
+            // would copy everything again).
+            if let version = item.version { lock.withLock { keptModifiedTimes[id] = (version, time) } }
+        }
         setPlaceholder(item)
         return item
     }

@@ -33,6 +33,9 @@ public final class Domain: @unchecked Sendable {
     var dirty: [ItemIdentifier: DirtyState] = [:]
     /// Unmount is waiting for the uploads (`drainUploads`): fewer attempts each.
     var draining = false
+    /// Modification times set here on a remote that does not keep them (S3, `cp -p`, `rsync -t`),
+    /// with the remote version they were set on: a listing shows them while that version stays.
+    var keptModifiedTimes: [ItemIdentifier: (version: String, time: Timestamp)] = [:]
     /// The content version each item had when last opened: same version, keep the page cache.
     var openedVersions: [ItemIdentifier: String] = [:]
     /// Deleted or replaced files that are still open, under the name their inode now has
@@ -341,7 +344,8 @@ public final class Domain: @unchecked Sendable {
     func refreshItem(_ id: ItemIdentifier) async {
         guard let parent = id.parent else { return }
         do {
-            let item = try await provider.item(for: id)
+            let listed = try await provider.item(for: id)
+            let item = lock.withLock { withKeptModifiedTime(listed) }
             try? store.upsert(item)
             lock.withLock {
                 if folders[parent]?[id.name] != nil { folders[parent]?[id.name] = item }
