@@ -9,12 +9,30 @@ import Foundation
 ///     client: cancel                               (the unmount failed; carry on)
 ///     (the kernel unmount ends the loop)           daemon: evicted FILES BYTES, then closes
 enum ControlChannel {
-    /// The socket's path for `mountpoint`; nil when there is no private folder for it.
+    /// The socket's path for `mountpoint` in this user's folder; nil when there is no private
+    /// folder for it.
     static func path(for mountpoint: String) -> String? {
         guard let dir = Paths.runtimeDir() else { return nil }
+        return (dir as NSString).appendingPathComponent(socketName(mountpoint))
+    }
+
+    static func socketName(_ mountpoint: String) -> String {
         var h: UInt64 = 0xcbf29ce484222325
         for b in mountpoint.utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
-        return (dir as NSString).appendingPathComponent("\(String(h, radix: 16)).sock")
+        return "\(String(h, radix: 16)).sock"
+    }
+
+    /// Where the daemon of `mountpoint` may listen: the folders of the uid that mounted it (from
+    /// mountinfo), then this user's, then `$XDG_RUNTIME_DIR/favfs` (older versions).
+    static func candidates(for mountpoint: String) -> [(path: String, owner: uid_t)] {
+        var uids = [getuid()]
+        if let owner = Paths.fuseOwner(of: mountpoint), owner != getuid() { uids.insert(owner, at: 0) }
+        var seen = Set<String>()
+        return uids.flatMap { uid in
+            Paths.controlDirectories(uid: uid, includeEnvironment: uid == getuid()).map {
+                ((($0 as NSString).appendingPathComponent(socketName(mountpoint))), uid)
+            }
+        }.filter { seen.insert($0.path).inserted }
     }
 
     static func address(path: String) -> (sockaddr_un, socklen_t)? {
@@ -45,21 +63,27 @@ enum ControlChannel {
 
     /// Connects to the daemon of `mountpoint`; nil when none listens.
     static func connect(mountpoint: String) -> LineSocket? {
-        guard let path = path(for: mountpoint), let (found, len) = address(path: path) else { return nil }
-        var addr = found
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        let ok = withSockaddr(&addr) { Glibc.connect(fd, $0, len) == 0 }
-        // Only a daemon of this user (or root) is believed.
-        guard ok, let uid = peerUID(fd), uid == getuid() || uid == 0 else { close(fd); return nil }
-        return LineSocket(fd: fd)
+        for (path, owner) in candidates(for: mountpoint) {
+            guard let (found, len) = address(path: path) else { continue }
+            var addr = found
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { return nil }
+            let ok = withSockaddr(&addr) { Glibc.connect(fd, $0, len) == 0 }
+            // Believed: a daemon of this user or root, or (for root) of the user who mounted it.
+            guard ok, let uid = peerUID(fd), uid == getuid() || uid == 0 || (getuid() == 0 && uid == owner) else {
+                close(fd)
+                continue
+            }
+            return LineSocket(fd: fd)
+        }
+        return nil
     }
 
     /// Listens for `favfs unmount` on `mountpoint`'s address; each connection is handed to
     /// `handler` on its own thread.
     static func listen(mountpoint: String, handler: @escaping @Sendable (LineSocket) -> Void) throws {
         guard let path = path(for: mountpoint), let (found, len) = address(path: path) else {
-            throw CLIError("no private folder for the control socket (XDG_RUNTIME_DIR/favfs or /tmp/favfs-\(getuid()) is missing or not this user's own 0700 folder)", status: .configuration)
+            throw CLIError("no private folder for the control socket (\(Paths.controlDirectories(uid: getuid()).joined(separator: " or ")) is missing or not this user's own 0700 folder)", status: .configuration)
         }
         if let other = connect(mountpoint: mountpoint) {
             other.close()

@@ -24,20 +24,33 @@ enum Paths {
         }
     }
 
-    /// A folder only this user can use, for control sockets: `$XDG_RUNTIME_DIR/favfs`, else
-    /// `/tmp/favfs-UID`. Nil when it is not this user's own 0700 folder (someone made it first).
+    /// The folder for this user's control sockets: `/run/user/UID/favfs` when the system gives
+    /// the user `/run/user/UID`, else `/tmp/favfs-UID`. It depends on the uid alone, not on
+    /// `XDG_RUNTIME_DIR`, so `favfs status`/`unmount` find the daemon from any session, under
+    /// sudo or su (they read the mount's owner from mountinfo). Nil when it is not this user's
+    /// own 0700 folder (someone made it first).
     static func runtimeDir() -> String? {
-        let env = ProcessInfo.processInfo.environment
-        let dir: String
-        if let xdg = env["XDG_RUNTIME_DIR"], !xdg.isEmpty, FileManager.default.fileExists(atPath: xdg) {
-            dir = (xdg as NSString).appendingPathComponent("favfs")
-        } else {
-            dir = "/tmp/favfs-\(getuid())"
-        }
+        let dir = controlDirectories(uid: getuid()).first { dir in
+            // /run/user/UID is made by logind for a session; without one, /tmp.
+            var st = stat()
+            let parent = (dir as NSString).deletingLastPathComponent
+            return lstat(parent, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR && (parent == "/tmp" || st.st_uid == getuid())
+        } ?? "/tmp/favfs-\(getuid())"
         if mkdir(dir, 0o700) != 0 && errno != EEXIST { return nil }
         var st = stat()
         guard lstat(dir, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_uid == getuid(), st.st_mode & 0o077 == 0 else { return nil }
         return dir
+    }
+
+    /// Where a daemon of `uid` may listen, in the order it chooses; then `$XDG_RUNTIME_DIR/favfs`
+    /// when `includeEnvironment` (where versions before this one listened).
+    static func controlDirectories(uid: uid_t, includeEnvironment: Bool = false) -> [String] {
+        var dirs = ["/run/user/\(uid)/favfs", "/tmp/favfs-\(uid)"]
+        if includeEnvironment, let xdg = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !xdg.isEmpty {
+            let legacy = (xdg as NSString).appendingPathComponent("favfs")
+            if !dirs.contains(legacy) { dirs.append(legacy) }
+        }
+        return dirs
     }
 
     /// The absolute, symlink-resolved path, or nil if it does not exist.
@@ -50,12 +63,25 @@ enum Paths {
 
     /// Mount points in this mount namespace with their filesystem type (from /proc/self/mountinfo).
     static func mounts() -> [(mountpoint: String, fstype: String, source: String)] {
+        mountEntries().map { ($0.mountpoint, $0.fstype, $0.source) }
+    }
+
+    /// mountinfo's lines: mount point, type, source and the super block's options (a FUSE
+    /// mount's carry `user_id=UID`, the uid of the process that mounted it).
+    static func mountEntries() -> [(mountpoint: String, fstype: String, source: String, superOptions: [String])] {
         guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ", omittingEmptySubsequences: false)
             guard let dash = parts.firstIndex(of: "-"), parts.count > dash + 2, parts.count > 4 else { return nil }
-            return (unescape(String(parts[4])), String(parts[dash + 1]), unescape(String(parts[dash + 2])))
+            let options = parts.count > dash + 3 ? parts[dash + 3].split(separator: ",").map(String.init) : []
+            return (unescape(String(parts[4])), String(parts[dash + 1]), unescape(String(parts[dash + 2])), options)
         }
+    }
+
+    /// The uid that mounted the FUSE file system on `path` (its `user_id=`), if one is there.
+    static func fuseOwner(of path: String) -> uid_t? {
+        guard let entry = mountEntries().last(where: { $0.mountpoint == path }), entry.fstype.hasPrefix("fuse") else { return nil }
+        return entry.superOptions.first { $0.hasPrefix("user_id=") }.flatMap { uid_t($0.dropFirst("user_id=".count)) }
     }
 
     /// mountinfo escapes space, tab, newline and backslash as \ooo.

@@ -29,6 +29,16 @@ struct UnmountCommand: ParsableCommand {
         guard let s = ControlChannel.connect(mountpoint: mp) else {
             let (mounted, fstype) = Paths.isMountpoint(mp)
             guard mounted, fstype?.hasPrefix("fuse") == true else { throw CLIError("favfs: \(mp) is not mounted", status: .usage) }
+            if Self.answers(mp) {
+                // Alive but out of reach (a daemon of another user, a socket folder removed):
+                // the kernel unmount lets it finish its uploads (or journal them) as it exits.
+                let r = fusermount(["-u", mp])
+                guard r.status == 0 else {
+                    throw CLIError("favfs: cannot reach the favfs process of \(mp) (no control socket in \(Paths.controlDirectories(uid: Paths.fuseOwner(of: mp) ?? getuid()).joined(separator: " or "))), and cannot unmount it: \(r.output.trimmingCharacters(in: .whitespacesAndNewlines))")
+                }
+                print("favfs: unmounted \(mp) without its favfs process's answer (no control socket found); it finishes pending uploads as it exits, or keeps them for the next mount")
+                return
+            }
             let r = fusermount(["-u", "-z", mp])
             guard r.status == 0 else { throw CLIError("favfs: cannot unmount \(mp): \(r.output)") }
             print("favfs: unmounted \(mp) (its favfs process was gone; cached content was not evicted)")
@@ -65,6 +75,21 @@ struct UnmountCommand: ParsableCommand {
             print("favfs: unmounted \(mp)")
         }
     }
+
+    /// Whether the file system on `mp` answers a stat within a few seconds (a mount whose
+    /// process died answers ENOTCONN at once).
+    static func answers(_ mp: String) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        let result = Box()
+        Thread.detachNewThread {
+            var st = stat()
+            result.value = stat(mp, &st) == 0
+            done.signal()
+        }
+        return done.wait(timeout: .now() + 5) == .success && result.value
+    }
+
+    private final class Box: @unchecked Sendable { var value = false }
 
     private func fusermount(_ args: [String]) -> (status: Int32, output: String) {
         let p = Process()

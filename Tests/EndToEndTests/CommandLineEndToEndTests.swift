@@ -108,6 +108,49 @@ final class CommandLineEndToEndTests: XCTestCase {
         XCTAssertTrue(try other.unmount().succeeded)
     }
 
+    /// `favfs status` and `unmount` find the daemon whatever `XDG_RUNTIME_DIR` either side has
+    /// (sudo, su, another session): the control socket's folder depends on the uid alone, and
+    /// root finds a user's daemon from the mount's owner in mountinfo.
+    func testStatusAndUnmountFindTheDaemonFromAnySession() throws {
+        let src = try folder()
+        let m = try make("file://" + src.path)
+        let xdg = m.base.appendingPathComponent("xdg-a")
+        try FileManager.default.createDirectory(at: xdg, withIntermediateDirectories: true)
+        chmod(xdg.path, 0o700)
+        let mount = try TimedProcess.run("/usr/bin/env", ["XDG_RUNTIME_DIR=\(xdg.path)", FavFSBinary.path, "mount", m.path,
+                                                          "--remote", m.remote, "--cache-dir", m.cacheDir.path], timeout: 90)
+        XCTAssertTrue(mount.succeeded && m.isMounted, "\(mount)")
+        for env in [["-u", "XDG_RUNTIME_DIR"], ["XDG_RUNTIME_DIR=/nonexistent-\(UUID().uuidString.prefix(6))"]] {
+            let status = try TimedProcess.run("/usr/bin/env", env + [FavFSBinary.path, "status", m.path], timeout: 30)
+            XCTAssertTrue(status.succeeded && !status.stdout.contains("not answering") && status.stdout.hasPrefix("folder"),
+                          "status with \(env) did not reach the daemon: \(status)")
+        }
+        let unmount = try TimedProcess.run("/usr/bin/env", ["-u", "XDG_RUNTIME_DIR", FavFSBinary.path, "unmount", m.path], timeout: 90)
+        XCTAssertTrue(unmount.succeeded && unmount.stdout.contains("evicted"), "unmount did not reach the daemon: \(unmount)")
+        XCTAssertFalse(m.isMounted)
+
+        // A plain user's mount, asked about by root (as after sudo).
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { return }
+        let fuse = try PlainUserFUSE()
+        defer { fuse.restore() }
+        let user = try make("file://" + src.path)
+        let binary = user.base.appendingPathComponent("favfs")
+        try Data(contentsOf: URL(fileURLWithPath: FavFSBinary.path)).write(to: binary)
+        chmod(binary.path, 0o755)
+        chmod(src.path, 0o755)
+        chmod(user.base.path, 0o755)
+        for dir in [user.mountPoint, user.cacheDir] { chown(dir.path, 65534, 65534) }
+        let userMount = try TimedProcess.run("/usr/sbin/runuser", ["-u", "nobody", "--", "/usr/bin/env", "XDG_RUNTIME_DIR=/nonexistent",
+                                                                   binary.path, "mount", user.path, "--remote", user.remote,
+                                                                   "--cache-dir", user.cacheDir.path], timeout: 90)
+        XCTAssertTrue(userMount.succeeded && user.isMounted, "plain user's mount: \(userMount)")
+        let status = try TimedProcess.run(FavFSBinary.path, ["status", user.path], timeout: 30)
+        XCTAssertTrue(!status.stdout.contains("not answering") && status.stdout.hasPrefix("folder"), "root's status of nobody's mount: \(status)")
+        let rootUnmount = try TimedProcess.run(FavFSBinary.path, ["unmount", user.path], timeout: 90)
+        XCTAssertTrue(rootUnmount.succeeded && rootUnmount.stdout.contains("evicted"), "root's unmount of nobody's mount: \(rootUnmount)")
+        XCTAssertFalse(user.isMounted)
+    }
+
     /// `Type=notify`: READY=1 once the mount answers (not before), STATUS= lines, STOPPING=1.
     func testForegroundMountSpeaksTheSystemdNotifyProtocol() throws {
         let src = try folder()
