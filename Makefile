@@ -33,13 +33,14 @@ setup:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    libfuse3-dev fuse3 libcurl4-openssl-dev libsqlite3-dev libxml2-dev libjpeg62-turbo-dev libpng-dev pkg-config \
 	    apache2 apache2-utils nginx libnginx-mod-http-dav-ext vsftpd openssh-server openssh-client openssl curl ca-certificates \
-	    sqlite3 gcc libc6-dev \
+	    sqlite3 gcc libc6-dev libhiredis0.14 libmemcached11 libmemcachedutil2 \
 	    python3 python3-venv python3-pil \
 	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux strace
+	scripts/fetch-proftpd.sh /opt/favfs-test/proftpd
 	grep -qsx 'home = /usr/bin' $(VENV)/pyvenv.cfg && grep -qsx 'include-system-site-packages = true' $(VENV)/pyvenv.cfg \
 	    || /usr/bin/python3 -m venv --clear --system-site-packages $(VENV)
-	$(VENV)/bin/python3 -m pip install -q --disable-pip-version-check 'moto[server]==5.2.1' 'pyftpdlib>=2' 'pyopenssl>=25.1'
-	$(VENV)/bin/python3 -c 'import moto.server, boto3, pyftpdlib, OpenSSL, PIL'
+	$(VENV)/bin/python3 -m pip install -q --disable-pip-version-check 'moto[server]==5.2.1' 'pyftpdlib>=2' 'pyopenssl>=25.1' 'wsgidav==4.4.0' 'cheroot>=10'
+	$(VENV)/bin/python3 -c 'import moto.server, boto3, pyftpdlib, OpenSSL, PIL, wsgidav, cheroot'
 
 build:
 	$(SWIFT) build
