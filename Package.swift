@@ -28,6 +28,8 @@ let package = Package(
         // JPEG previews to PNG thumbnails (libjpeg-turbo, libpng).
         .systemLibrary(name: "CImage", path: "Sources/CImage", pkgConfig: "libpng",
                        providers: [.apt(["libjpeg62-turbo-dev", "libpng-dev"])]),
+        // Linux calls behind _GNU_SOURCE (fallocate's hole punching).
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // Transport: async libcurl, one multi handle on one thread.
         .target(name: "Curl", dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")],
@@ -35,6 +37,7 @@ let package = Package(
 
         // Provider core: items, placeholders, content cache; no FUSE, no protocol code.
         .target(name: "FavFSCore", dependencies: [
+            "CLinux",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),

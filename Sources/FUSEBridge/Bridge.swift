@@ -235,6 +235,7 @@ final class Bridge: @unchecked Sendable {
     }
 
     private func reply(_ req: Request, _ r: ReadResult) {
+        defer { r.done?() }
         req.reply { raw in
             if r.length == 0 { fuse_reply_buf(raw, nil, 0); return }
             let rc = favfs_reply_data_fd(raw, r.fd, off_t(r.offset), r.length)

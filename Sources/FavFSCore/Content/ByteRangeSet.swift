@@ -28,6 +28,18 @@ public struct ByteRangeSet: Sendable, Equatable, CustomStringConvertible {
     /// Removes everything.
     public mutating func removeAll() { ranges.removeAll() }
 
+    /// Removes the bytes of `r`, splitting ranges it cuts through.
+    public mutating func remove(_ r: Range<Int64>) {
+        guard !r.isEmpty else { return }
+        ranges = ranges.flatMap { x -> [Range<Int64>] in
+            guard x.overlaps(r) else { return [x] }
+            var kept: [Range<Int64>] = []
+            if x.lowerBound < r.lowerBound { kept.append(x.lowerBound..<r.lowerBound) }
+            if x.upperBound > r.upperBound { kept.append(r.upperBound..<x.upperBound) }
+            return kept
+        }
+    }
+
     /// Keeps only what lies below `size` (the item shrank).
     public mutating func clamp(to size: Int64) {
         ranges = ranges.compactMap { r in

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Synchronization
 import Logging
@@ -238,9 +239,19 @@ public final class ContentCache: @unchecked Sendable {
         } catch let error as ProviderError where error.kind == .noSpace {
             // The cache disk is full: make room from least recently used clean content, and
             // try once more. If nothing can go, this read fails with ENOSPC and the mount stays.
-            let freed = evictForSpace(needed: Int64(span.count), except: e.id)
+            var freed = evictForSpace(needed: Int64(span.count), except: e.id)
+            if freed > 0 {
+                log.warning("the cache disk is full: evicted \(freed) bytes of least recently used content to read \(item.identifier)")
+            }
+            if freed < Int64(span.count) {
+                // Larger than the disk: the file streams, dropping what its reader has passed.
+                let dropped = await dropPassed(e, before: span.lowerBound)
+                if dropped > 0 {
+                    log.info("the cache disk is full: \(item.identifier) streams; dropped \(dropped) bytes of it already read")
+                }
+                freed += dropped
+            }
             guard freed > 0 else { throw error }
-            log.warning("the cache disk is full: evicted \(freed) bytes of least recently used content to read \(item.identifier)")
             try await downloadOnce(e, item: item, span: span, provider: provider)
         }
     }
@@ -347,6 +358,38 @@ public final class ContentCache: @unchecked Sendable {
             if isPinned(r) || r.ranges.isEmpty || dirty.contains(r.id) { continue }
             if evict(r) { excess -= r.ranges.count }
         }
+    }
+
+    /// Streaming a file larger than the cache disk: drops (punches out of the sparse cache
+    /// file) the clean bytes of `e` that its reader has passed — below both `offset` and where
+    /// the last reply ended, less one chunk kept for a reader stepping back. Never dirty or
+    /// deleted-while-open content (the only copy), never while a reply is being sent from the
+    /// file (it waits up to a second for none to be). Returns the bytes dropped.
+    func dropPassed(_ e: ContentEntry, before offset: Int64) async -> Int64 {
+        guard let dirty = dirtyItems(), !dirty.contains(e.id) else { return 0 }
+        for _ in 0..<100 {
+            let dropped: [Range<Int64>]? = e.withLock { () -> [Range<Int64>]? in
+                guard e.serving == 0 else { return nil }
+                let end = min(offset, e.servedUpTo) - chunkSize
+                guard !e.deleted, !e.stale, end > 0 else { return [] }
+                let passed = e.ranges.ranges.compactMap { r -> Range<Int64>? in
+                    let c = r.clamped(to: 0..<end)
+                    return c.isEmpty ? nil : c
+                }
+                // Under the entry's lock: a reader finds these bytes either present and whole
+                // (before) or absent (after), never punched while it is served from them.
+                for r in passed {
+                    e.ranges.remove(r)
+                    if favfs_punch_hole(e.fd, off_t(r.lowerBound), off_t(r.count)) != 0 {
+                        log.warning("cannot free the read part of \(e.id)'s cache file: \(String(cString: strerror(errno)))")
+                    }
+                }
+                return passed
+            }
+            if let dropped { return dropped.reduce(Int64(0)) { $0 + Int64($1.count) } }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return 0
     }
 
     /// Evicts least recently used clean content (not pinned, not dirty, not in use, not
@@ -480,6 +523,12 @@ public final class ContentCache: @unchecked Sendable {
     func setVersion(_ id: ItemIdentifier, _ version: String) {
         lock.lock(); defer { lock.unlock() }
         if let e = entries[id] { e.withLock { e.version = version } }
+    }
+
+    /// `setVersion`, only if the open entry still has version `old`.
+    func setVersion(_ id: ItemIdentifier, _ version: String, ifStill old: String) {
+        lock.lock(); defer { lock.unlock() }
+        if let e = entries[id] { e.withLock { if e.version == old { e.version = version } } }
     }
 
     /// Follows a rename: `record` moves the records in the store, and open entries at and

@@ -32,6 +32,11 @@ final class ContentEntry: @unchecked Sendable {
     var deleted = false
     /// Whether the store has a record of this entry (a new one gets it with its first bytes).
     var recorded = true
+    /// Replies being sent from the cache file right now (`beginServing`): their bytes must not
+    /// be dropped under them.
+    var serving = 0
+    /// The end of the last range served: where a sequential reader is.
+    var servedUpTo: Int64 = 0
     /// The present byte count the store last recorded (nil: unknown); checked when the entry
     /// closes, so a save that failed or was overtaken is made good then.
     var savedBytes: Int64?
@@ -73,6 +78,19 @@ final class ContentEntry: @unchecked Sendable {
 
     /// True when every byte of `r` is on disk and may be served.
     func isPresent(_ r: Range<Int64>) -> Bool { withLock { !stale && ranges.contains(r) } }
+
+    /// Starts serving `r` from the cache file when every byte of it is present: until
+    /// `endServing`, no byte of this entry is dropped (`ContentCache.dropPassed`).
+    func beginServing(_ r: Range<Int64>) -> Bool {
+        withLock {
+            guard !stale && ranges.contains(r) else { return false }
+            serving += 1
+            servedUpTo = r.upperBound
+            return true
+        }
+    }
+
+    func endServing() { withLock { serving -= 1 } }
 }
 
 /// A reader waiting for `range` of an entry.

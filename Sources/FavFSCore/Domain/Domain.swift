@@ -313,13 +313,14 @@ public final class Domain: @unchecked Sendable {
         guard let f = try? openFile(handle: handle) else { return nil }
         let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
         if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
-        guard f.entry.isPresent(r) else { return nil }
+        guard f.entry.beginServing(r) else { return nil }
         if let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead) {
             let entry = f.entry, item = f.item, provider = provider, content = content
             Task { try? await content.provide(entry, item: item, range: prefetch.lowerBound..<prefetch.lowerBound,
                                               prefetch: prefetch, provider: provider) }
         }
-        return ReadResult(fd: f.entry.fd, offset: offset, length: r.count)
+        let entry = f.entry
+        return ReadResult(fd: f.entry.fd, offset: offset, length: r.count, done: { entry.endServing() })
     }
 
     /// Reads through the cache: waits for the missing chunks of this range (startProviding) and
@@ -331,13 +332,20 @@ public final class Domain: @unchecked Sendable {
         if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
         let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead)
         if f.wantsFill() { startFill(f) }
-        do {
-            try await content.provide(f.entry, item: f.item, range: r, prefetch: prefetch, provider: provider)
-        } catch let e as ProviderError where e.kind == .versionChanged {
-            await refreshItem(f.item.identifier)
-            throw e
+        // A file larger than the cache disk may lose bytes between their arrival and this
+        // reply (dropPassed, for another request): then they are fetched again.
+        for attempt in 1... {
+            do {
+                try await content.provide(f.entry, item: f.item, range: r, prefetch: attempt == 1 ? prefetch : nil, provider: provider)
+            } catch let e as ProviderError where e.kind == .versionChanged {
+                await refreshItem(f.item.identifier)
+                throw e
+            }
+            if f.entry.beginServing(r) { break }
+            if attempt == 5 { throw error(.noSpace, f.item.identifier, "the cache disk is too small to hold even this read") }
         }
-        return ReadResult(fd: f.entry.fd, offset: offset, length: r.count)
+        let entry = f.entry
+        return ReadResult(fd: f.entry.fd, offset: offset, length: r.count, done: { entry.endServing() })
     }
 
     /// Re-reads one item's metadata (after the remote changed under a read).

@@ -42,4 +42,10 @@ public struct ReadResult: Sendable {
     public let fd: Int32
     public let offset: Int64
     public let length: Int
+    /// Called once the reply has been sent from `fd` (the bytes may be dropped after it).
+    public let done: (@Sendable () -> Void)?
+
+    public init(fd: Int32, offset: Int64, length: Int, done: (@Sendable () -> Void)? = nil) {
+        self.fd = fd; self.offset = offset; self.length = length; self.done = done
+    }
 }
