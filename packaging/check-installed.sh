@@ -35,7 +35,8 @@ dpkg -s favfs 2>/dev/null | grep -q '^Status: install ok installed' || fail "the
 files=$(dpkg -L favfs)
 for f in /usr/bin/favfs /usr/share/man/man1/favfs.1.gz /usr/share/bash-completion/completions/favfs \
     /usr/share/zsh/vendor-completions/_favfs /usr/share/fish/vendor_completions.d/favfs.fish \
-    /usr/lib/systemd/user/favfs@.service /usr/share/doc/favfs/README.md /usr/share/doc/favfs/changelog.gz; do
+    /usr/lib/systemd/user/favfs@.service /usr/share/doc/favfs/README.md /usr/share/doc/favfs/changelog.gz \
+    /usr/share/doc/favfs/copyright; do
     grep -qx "$f" <<< "$files" || fail "the package lacks $f"
 done
 depends=$(dpkg-query -W -f '${Depends}' favfs)

@@ -22,6 +22,8 @@ public final class FUSEMount: @unchecked Sendable {
         /// Lets other users (and root) into the mount; the kernel still checks the modes
         /// (`default_permissions`). A plain user needs `user_allow_other` in /etc/fuse.conf.
         public var allowOther = false
+        /// mount(8)'s per-mount flags: `noexec`, `nosuid`, `nodev` (or `exec`, `suid`, `dev`).
+        public var kernelFlags: [String] = []
         /// Answer extended attributes (`user.favfs.*`). Without them the kernel stops asking
         /// after the first ENOSYS (no `security.capability` round trip per write).
         public var extendedAttributes = true
@@ -49,6 +51,23 @@ public final class FUSEMount: @unchecked Sendable {
         ops = makeOperations(extendedAttributes: options.extendedAttributes)
     }
 
+    /// What stands in the way of a FUSE mount, in words (libfuse prints its reason on stderr,
+    /// which a daemon's log has, not the terminal).
+    static func whyMountFailed() -> String {
+        var st = stat()
+        guard stat("/dev/fuse", &st) == 0 else {
+            return "/dev/fuse does not exist (load the fuse module: modprobe fuse; in a container, pass the device in)"
+        }
+        if access("/dev/fuse", R_OK | W_OK) != 0 {
+            let mode = String(st.st_mode & 0o777, radix: 8)
+            return "cannot open /dev/fuse: \(String(cString: strerror(errno))) (its mode is 0\(mode); Debian makes it 0666 — ask root to run 'chmod 0666 /dev/fuse')"
+        }
+        if getuid() != 0 && !["/usr/bin/fusermount3", "/bin/fusermount3"].contains(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+            return "fusermount3 is missing, and a user other than root needs it to mount (apt install fuse3)"
+        }
+        return "the kernel or fusermount3 refused (its reason is in the log above: is the mount point an empty folder you own, not already mounted?)"
+    }
+
     /// Creates the session and mounts it. The mount answers once `run()` is looping.
     public func mount() throws {
         let o = bridge.options
@@ -56,6 +75,7 @@ public final class FUSEMount: @unchecked Sendable {
                             "default_permissions", "noatime", "max_read=\(o.maxRead)"]
         if o.readOnly { mountOptions.append("ro") }
         if o.allowOther { mountOptions.append("allow_other") }
+        mountOptions += o.kernelFlags
         var argv = ["favfs", "-o", mountOptions.joined(separator: ",")]
         if o.debug { argv.append("-d") }
         let cargs = argv.map { strdup($0) }
@@ -70,7 +90,7 @@ public final class FUSEMount: @unchecked Sendable {
         guard let se else { throw MountError(description: "cannot create the FUSE session (bad mount options?)") }
         guard fuse_session_mount(se, o.mountpoint) == 0 else {
             fuse_session_destroy(se)
-            throw MountError(description: "cannot mount on \(o.mountpoint): is /dev/fuse there and fusermount3 installed?")
+            throw MountError(description: "cannot mount on \(o.mountpoint): \(Self.whyMountFailed())")
         }
         session = se
         let notifier = bridge.notifier

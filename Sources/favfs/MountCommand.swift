@@ -21,16 +21,16 @@ struct MountCommand: AsyncParsableCommand {
               favfs mount ~/Data --remote data --option region=eu-central-1
             """)
 
-    @Argument(help: "The folder to mount on (must exist).")
+    @Argument(help: "The folder to mount on (must exist).", completion: .directory)
     var mountpoint: String
 
-    @Option(help: ArgumentHelp("A remote's name (favfs remote list) or a URL: dav://[user@]host[:port]/path, davs://…, s3://bucket/prefix, sftp://user@host/path, ftp(s)://…, http(s)://…, favart://host, file:///path. Default: the default remote.", valueName: "name|url"))
+    @Option(help: ArgumentHelp("A remote's name (favfs remote list) or a URL: dav://[user@]host[:port]/path, davs://…, s3://bucket/prefix, sftp://user@host/path, ftp(s)://…, http(s)://…, favart://host, file:///path. Default: the default remote.", valueName: "name|url"), completion: .custom { _, _, _ in RemoteCompletion.names() })
     var remote: String?
 
     @Option(name: .customLong("option"), help: ArgumentHelp("A provider option, KEY=VALUE (repeatable; wins over the remote's stored options and the URL's query).", valueName: "key=value"))
     var options: [String] = []
 
-    @Option(help: "Where placeholders and content are kept (default: $XDG_CACHE_HOME/favfs/<remote>).")
+    @Option(help: "Where placeholders and content are kept (default: $XDG_CACHE_HOME/favfs/<remote>).", completion: .directory)
     var cacheDir: String?
 
     @Option(help: "Content kept on disk at most; least recently used content is evicted beyond it (e.g. 512M, 10G).")
@@ -72,14 +72,23 @@ struct MountCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Permission bits to take away, in octal: files report 0666 and folders 0777 without them (e.g. 022; default: the remote's modes, or 0644/0755).", valueName: "octal"))
     var umask: String?
 
+    @Flag(name: [.short, .long], help: "Print nothing when the mount succeeds (as under mount -t fuse.favfs, which implies it).")
+    var quiet = false
+
     @Flag(help: "Read the remote's password from the first line of standard input (instead of a stored secret).")
     var passwordStdin = false
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error.")
+    @Option(help: "Log level: trace, debug, info, notice, warning, error.",
+            completion: .list(["trace", "debug", "info", "notice", "warning", "error"]))
     var logLevel: String = "info"
 
     @Flag(help: .hidden)
     var debugFuse = false
+
+    /// The kernel's per-mount flags from mount(8) options (`noexec,nosuid,nodev`, `exec`...),
+    /// as the mount helper form passes them (`user` implies noexec, nosuid and nodev).
+    @Option(help: .hidden)
+    var kernelFlags: String?
 
     /// Set by the parent when it re-executes itself as the daemon: where to report "mounted".
     @Option(help: .hidden)
@@ -93,6 +102,9 @@ struct MountCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: '\(logLevel)' is not a level") }
         guard dirCacheTime >= 0, attrTimeout >= 0, timeout >= 0, pollInterval >= 0 else { throw ValidationError("timeouts cannot be negative") }
         if let umask, Self.octal(umask) == nil { throw ValidationError("--umask: '\(umask)' is not an octal mode from 000 to 777 (e.g. 022)") }
+        if let kernelFlags, let bad = kernelFlags.split(separator: ",").first(where: { !MountHelperArguments.kernelFlags.contains(String($0)) }) {
+            throw ValidationError("--kernel-flags: '\(bad)' is not one of \(MountHelperArguments.kernelFlags.sorted().joined(separator: ", "))")
+        }
     }
 
     /// `--umask` as a mode, nil when it is not octal digits within 0777.
@@ -149,12 +161,13 @@ struct MountCommand: AsyncParsableCommand {
         if let uid { args += ["--uid", String(uid)] }
         if let gid { args += ["--gid", String(gid)] }
         if let umask { args += ["--umask", umask] }
+        if let kernelFlags { args += ["--kernel-flags", kernelFlags] }
         if password != nil { args.append("--password-stdin") }
         let logPath = (cacheDir as NSString).appendingPathComponent("favfs.log")
         let outcome = try Daemon.spawn(arguments: args, stdin: password.map { $0 + "\n" }, logPath: logPath)
         switch outcome {
         case .mounted(let offline):
-            print("favfs: mounted \(RemoteSelection.label(configuration)) on \(mp)")
+            if !quiet { print("favfs: mounted \(RemoteSelection.label(configuration)) on \(mp)") }
             if let offline {
                 FileHandle.standardError.write(Data("""
                     favfs: offline: \(offline)

@@ -1,3 +1,6 @@
+import Foundation
+import Providers
+
 /// The calling convention of `mount.fuse3` (and so of `mount -t fuse.favfs` and `/etc/fstab`):
 /// `favfs SOURCE MOUNTPOINT [-o opt,opt=value,…]`, turned into `favfs mount MOUNTPOINT
 /// --remote SOURCE …`. SOURCE is a URL or a remote's name. favfs's own options are named as on
@@ -6,11 +9,12 @@
 enum MountHelperArguments {
     /// Options mount(8), mount.fuse3 and fstab use for every file system: meaningless here.
     static let generic: Set<String> = [
-        "rw", "defaults", "suid", "nosuid", "dev", "nodev", "exec", "noexec", "auto", "noauto",
-        "user", "users", "nouser", "owner", "group", "_netdev", "nofail", "async", "sync",
+        "rw", "defaults", "auto", "noauto", "nouser", "owner", "group", "_netdev", "nofail", "async", "sync",
         "atime", "noatime", "relatime", "strictatime", "nodiratime", "diratime", "lazytime",
         "default_permissions", "silent", "loud",
     ]
+    /// The kernel's per-mount flags, passed on as mount(8) defines them.
+    static let kernelFlags: Set<String> = ["exec", "noexec", "suid", "nosuid", "dev", "nodev"]
     static let flags: [String: String] = ["ro": "--read-only", "allow_other": "--allow-other", "no_xattrs": "--no-xattrs", "no_thumbnails": "--no-thumbnails", "foreground": "--foreground"]
     static let valued: Set<String> = [
         "cache_dir", "cache_size", "dir_cache_time", "poll_interval", "attr_timeout", "timeout", "log_level", "uid", "gid", "umask",
@@ -24,8 +28,12 @@ enum MountHelperArguments {
         // mount(8) always passes -o (at least "rw"); without it and without a URL, this is more
         // likely a mistyped command ("favfs moutn …"), which the parser then names.
         guard source.contains("://") || arguments.dropFirst(2).contains(where: { $0.hasPrefix("-o") }) else { return nil }
-        var out = ["mount", arguments[1], "--remote", source]
+        // Silent on success, as mount(8) helpers are (sshfs).
+        var out = ["mount", arguments[1], "--remote", remoteName(source), "--quiet"]
         var rest = arguments.dropFirst(2)
+        // exec/suid/dev as the options say, in order: `user` and `users` imply noexec, nosuid
+        // and nodev, which a later `exec` (etc.) overrides (mount(8)).
+        var kernel: [String: Bool] = [:]
         while let arg = rest.popFirst() {
             let list: String
             if arg == "-o" {
@@ -39,10 +47,28 @@ enum MountHelperArguments {
                 throw CLIError("favfs: unexpected argument '\(arg)' (the form is: favfs SOURCE MOUNTPOINT -o OPTIONS)", status: .usage)
             }
             for option in list.split(separator: ",").map(String.init) where !option.isEmpty {
-                out += try translate(option: option)
+                if option == "user" || option == "users" {
+                    for flag in ["exec", "suid", "dev"] { kernel[flag] = false }
+                } else if kernelFlags.contains(option) {
+                    kernel[option.hasPrefix("no") ? String(option.dropFirst(2)) : option] = !option.hasPrefix("no")
+                } else {
+                    out += try translate(option: option)
+                }
             }
         }
+        let set = ["exec", "suid", "dev"].compactMap { flag in kernel[flag].map { $0 ? flag : "no" + flag } }
+        if !set.isEmpty { out += ["--kernel-flags", set.joined(separator: ",")] }
         return out
+    }
+
+    /// mount(8) turns a SOURCE that names a folder in its working folder into that folder's
+    /// absolute path (`nas` in an fstab line, run from a home folder holding a `nas` folder,
+    /// arrives as `/home/me/nas`). A remote's name has no slash: an absolute path that is not a
+    /// URL means the remote named by its last component.
+    static func remoteName(_ source: String) -> String {
+        guard source.hasPrefix("/"), !source.contains("://") else { return source }
+        let last = (source as NSString).lastPathComponent
+        return StoredRemote.isValidName(last) ? last : source
     }
 
     private static func translate(option: String) throws -> [String] {

@@ -117,6 +117,7 @@ struct MountRunner {
         fuseOptions.requestTimeout = command.timeout
         fuseOptions.debug = command.debugFuse
         fuseOptions.allowOther = command.allowOther
+        fuseOptions.kernelFlags = command.kernelFlags?.split(separator: ",").map(String.init) ?? []
         fuseOptions.extendedAttributes = !command.noXattrs
         if let uid = command.uid { fuseOptions.uid = uid }
         if let gid = command.gid { fuseOptions.gid = gid }

@@ -12,7 +12,7 @@ struct UnmountCommand: ParsableCommand {
               favfs unmount ~/Remote --keep-cache
             """)
 
-    @Argument(help: "The mount point.")
+    @Argument(help: "The mount point.", completion: .directory)
     var mountpoint: String
 
     @Flag(help: "Keep the downloaded content on disk for the next mount.")

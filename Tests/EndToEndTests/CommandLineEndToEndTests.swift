@@ -83,6 +83,65 @@ final class CommandLineEndToEndTests: XCTestCase {
         XCTAssertTrue(try m.unmount().succeeded)
     }
 
+    /// noexec, nosuid and nodev reach the kernel as mount(8) defines them; `user` (an fstab line
+    /// a plain user mounts) implies all three unless a later option says otherwise.
+    func testKernelMountFlagsAreHonoured() throws {
+        let src = try folder()
+        try Data("#!/bin/sh\necho ran\n".utf8).write(to: src.appendingPathComponent("run.sh"))
+        chmod(src.appendingPathComponent("run.sh").path, 0o755)
+        for (options, expected, runs) in [("noexec,nosuid,nodev", ["noexec", "nosuid", "nodev"], false),
+                                         ("user", ["noexec", "nosuid", "nodev"], false),
+                                         ("user,exec", ["nosuid", "nodev"], true),
+                                         ("rw", [], true)] {
+            let m = try make("file://" + src.path)
+            let r = try TimedProcess.run(FavFSBinary.path, ["file://" + src.path, m.path, "-o", options + ",cache_dir=" + m.cacheDir.path], timeout: 90)
+            XCTAssertTrue(r.succeeded && m.isMounted, "-o \(options): \(r)")
+            XCTAssertEqual(r.stdout, "", "a mount helper is silent when it succeeds")
+            let flags = Set(MountTable.mountOptions(at: m.path))
+            for flag in expected { XCTAssertTrue(flags.contains(flag), "-o \(options): \(flag) missing from \(flags)") }
+            if !expected.contains("noexec") { XCTAssertFalse(flags.contains("noexec"), "-o \(options): \(flags)") }
+            let run = try TimedProcess.sh(shq(m.path + "/run.sh"), timeout: 30)
+            XCTAssertEqual(run.succeeded, runs, "-o \(options): executing a program in the mount: \(run)")
+            XCTAssertTrue(try m.unmount().succeeded)
+        }
+    }
+
+    /// A plain user who cannot open /dev/fuse (0600 here; 0666 on a stock Debian) is told so,
+    /// with the mode and what to do, not a guess.
+    func testAPlainUserWithoutDevFuseIsToldWhy() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { throw XCTSkip("needs root and runuser") }
+        var st = stat()
+        guard stat("/dev/fuse", &st) == 0 else { throw XCTSkip("no /dev/fuse") }
+        let original = st.st_mode & 0o7777
+        chmod("/dev/fuse", 0o600)
+        defer { chmod("/dev/fuse", original) }
+        let src = try folder()
+        let m = try make("file://" + src.path)
+        let binary = m.base.appendingPathComponent("favfs")
+        try Data(contentsOf: URL(fileURLWithPath: FavFSBinary.path)).write(to: binary)
+        chmod(binary.path, 0o755)
+        chmod(src.path, 0o755)
+        chmod(m.base.path, 0o755)
+        for dir in [m.mountPoint, m.cacheDir] { chown(dir.path, 65534, 65534) }
+        let r = try TimedProcess.run("/usr/sbin/runuser", ["-u", "nobody", "--", binary.path, "mount", m.path, "--remote", m.remote,
+                                                           "--cache-dir", m.cacheDir.path], timeout: 90)
+        XCTAssertFalse(r.succeeded, "\(r)")
+        XCTAssertTrue(r.stderr.contains("cannot open /dev/fuse: Permission denied") && r.stderr.contains("0600"), "\(r)")
+    }
+
+    /// Completion offers folders for mount points and --cache-dir, the log levels, and remote
+    /// names (asked of favfs itself) — not just subcommands and option names.
+    func testCompletionOffersFoldersLevelsAndRemotes() throws {
+        for shell in ["bash", "zsh", "fish"] {
+            let r = try TimedProcess.run(FavFSBinary.path, ["--generate-completion-script", shell], timeout: 30)
+            XCTAssertTrue(r.succeeded, "\(r)")
+            XCTAssertTrue(r.stdout.contains("trace") && r.stdout.contains("warning"), "\(shell): no log levels")
+            XCTAssertTrue(r.stdout.contains("---completion"), "\(shell): no call back for remote names")
+            let folders = ["bash": "-d", "zsh": "_files -/", "fish": "complete_directories"][shell]!
+            XCTAssertTrue(r.stdout.contains(folders), "\(shell): no folder completion (\(folders))")
+        }
+    }
+
     /// As root, `allow_other` lets another user in, and the kernel checks the modes.
     func testAllowOtherLetsAnotherUserReadWhatTheModesAllow() throws {
         guard getuid() == 0 else { throw XCTSkip("needs root to switch to another user") }

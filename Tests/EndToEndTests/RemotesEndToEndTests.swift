@@ -55,6 +55,21 @@ final class RemotesEndToEndTests: XCTestCase {
         return r
     }
 
+    /// An fstab line `nas /home/me/nas fuse.favfs noauto,user` run as `mount ~/nas` from the home
+    /// folder: mount(8) makes the source `/home/me/nas` (a folder named nas is there); favfs
+    /// takes the remote named by its last component.
+    func testAnFstabSourceMountMadeIntoAPathStillNamesTheRemote() throws {
+        let folder = try localFolder()
+        try ok(["remote", "add", "nas", "file://" + folder.path])
+        let m = try MountedFavFS(remote: "nas", cacheDir: cache.appendingPathComponent("nas"))
+        mounts.append(m)
+        let r = try favfs([base.appendingPathComponent("nas").path, m.path, "-o", "noauto,user,_netdev"])
+        XCTAssertTrue(r.succeeded && m.isMounted, "\(r)")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m.path).sorted(),
+                       try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted())
+        XCTAssertTrue(try ok(["unmount", m.path]).succeeded)
+    }
+
     /// A local folder with two files.
     func localFolder() throws -> URL {
         let d = base.appendingPathComponent("local")

@@ -135,6 +135,17 @@ public enum MountTable {
         }
         return []
     }
+    /// The per-mount options of the mount at `path` (mountinfo's sixth field), e.g.
+    /// `rw,nosuid,nodev,noexec,noatime`.
+    public static func mountOptions(at path: String) -> [String] {
+        let text = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        for line in text.split(separator: "\n").reversed() {
+            let f = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+            guard f.count > 6, unescape(f[4]) == path else { continue }
+            return f[5].split(separator: ",").map(String.init)
+        }
+        return []
+    }
     public static func isMounted(_ path: String) -> Bool { entry(at: path) != nil }
 
     /// mountinfo escapes space, tab, newline and backslash as \ooo.

@@ -166,7 +166,7 @@ struct RemoteRemoveCommand: ParsableCommand {
               favfs remote remove nas
             """)
 
-    @Argument(help: "The remote's name.")
+    @Argument(help: "The remote's name.", completion: .custom { _, _, _ in RemoteCompletion.names() })
     var name: String
 
     func run() throws {
@@ -189,7 +189,7 @@ struct RemoteDefaultCommand: ParsableCommand {
               favfs remote default          # prints the default remote's name
             """)
 
-    @Argument(help: "The remote's name.")
+    @Argument(help: "The remote's name.", completion: .custom { _, _, _ in RemoteCompletion.names() })
     var name: String?
 
     func run() throws {

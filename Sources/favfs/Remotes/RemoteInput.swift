@@ -72,3 +72,11 @@ extension RemotesStore {
         do { return try update(body) } catch { throw CLIError("favfs: \(error)", status: .configuration) }
     }
 }
+
+/// What shell completion offers for a remote's name: the names in the remotes file (nothing
+/// when it cannot be read; completion never prints an error).
+enum RemoteCompletion {
+    static func names() -> [String] {
+        ((try? RemotesStore().load())?.remotes.map(\.name) ?? []).sorted()
+    }
+}
