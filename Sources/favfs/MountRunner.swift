@@ -98,17 +98,21 @@ struct MountRunner {
             switch try await domain.connect(timeout: command.timeout) {
             case .online:
                 log.info("connected to \(remote)")
+                // The journal's dirty items first: a root listing merged before they are known
+                // would drop a file created here before a crash, and take a dirty file another
+                // client changed for outdated clean content (its cache file, the only copy, would
+                // go). Found by the reference model (ReferenceModelTests).
+                if domain.isWritable { domain.resumeUploads() }
                 domain.listRootAhead()
                 domain.providePinnedContent()   // pinned content changed or missing since the last mount
             case .offline(let e):
                 log.warning("offline: \(e)")
                 offline = "\(e)"
+                if domain.isWritable { domain.resumeUploads() }
             }
         } catch let e as ProviderError {
             throw CLIError(Self.explain(e, remote: remote, name: configuration.name), status: .of(e))
         }
-
-        if domain.isWritable { domain.resumeUploads() }
 
         var fuseOptions = FUSEMount.Options(mountpoint: mountpoint, fsName: "favfs:\(remote)")
         fuseOptions.readOnly = !domain.isWritable

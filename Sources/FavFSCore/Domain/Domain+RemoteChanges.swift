@@ -23,8 +23,11 @@ extension Domain {
     /// keeps reading what it opened, a dirty one is uploaded (as a conflict copy if need be).
     func applyRemoteChanges(_ changes: [RemoteChange], in state: FolderState) {
         guard !changes.isEmpty else { return }
-        let dirtyNow = lock.withLock { Set(dirty.keys) }
-        for change in changes where !dirtyNow.contains(change.identifier) {
+        // Dirty in memory or in the journal (a journal row not registered yet, at mount): its
+        // cache file is the only copy. Unreadable journal: nothing is dropped.
+        let journaled = (try? store.journalEntries()).map { Set($0.map(\.id)) }
+        let dirtyNow = lock.withLock { Set(dirty.keys) }.union(journaled ?? [])
+        for change in changes where !dirtyNow.contains(change.identifier) && journaled != nil {
             switch change {
             case .removed(let id):
                 if content.openEntry(id) == nil { content.remove(id) }

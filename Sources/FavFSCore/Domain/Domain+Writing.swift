@@ -63,11 +63,26 @@ extension Domain {
     /// committing in between would otherwise leave the new change based on the old version.
     /// `placeholder` (a file created here) is recorded in the journal row's transaction. True
     /// when a journal row was written (the item was clean).
+    ///
+    /// `through`: the handle written through. When its content is not the placeholder's version
+    /// (another client changed the file while it was open), the change is based on the version
+    /// the handle's content came from: its upload then meets the newer version and becomes a
+    /// conflict copy, instead of replacing the other client's edit.
     @discardableResult
     func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil,
-                   content record: PlaceholderStore.ContentRecord? = nil) throws -> Bool {
+                   content record: PlaceholderStore.ContentRecord? = nil, through handle: OpenFile? = nil) throws -> Bool {
+        let handleVersion = handle.map { f in f.entry.withLock { f.entry.version } }
         let (exists, base, unrefused) = lock.withLock { () -> (Bool, String?, PlaceholderStore.JournalEntry?) in
-            guard dirty[id] != nil else { return (false, isNew ? nil : cachedItemLocked(id)?.version, nil) }
+            guard dirty[id] != nil else {
+                if isNew { return (false, nil, nil) }
+                let current = cachedItemLocked(id)
+                guard let f = handle, let handleVersion, let current, handleVersion != Self.contentVersion(current) else {
+                    return (false, current?.version, nil)
+                }
+                let opened = handleVersion == Self.contentVersion(f.item) ? f.item.version : nil
+                log.info("\(id) changed at the remote while open here: the write is based on the version it was opened at; its upload will be a conflict copy")
+                return (false, opened ?? "favfs-outdated:\(handleVersion)", nil)
+            }
             dirty[id]!.generation += 1
             dirty[id]!.failure = nil
             // A change to content the server refused: it is worth another try.
@@ -195,9 +210,9 @@ extension Domain {
         // never uploaded.
         if deleted { return try content.write(f.entry, offset: offset, buffer) }
         try checkFileSize(id, offset + Int64(buffer.count))
-        // Based on the placeholder's version now, not the handle's: an upload may have
-        // committed a newer version since this handle was opened.
-        try markDirty(id)
+        // Based on the placeholder's version now (an upload of ours may have committed a newer
+        // version since this handle was opened) unless the remote changed under the handle.
+        try markDirty(id, through: f)
         let n = try content.write(f.entry, offset: offset, buffer)
         changeLanded(id)
         touch(id, size: f.entry.withLock { f.entry.size })
@@ -221,7 +236,7 @@ extension Domain {
                 return orphanItem(id) ?? f.item
             }
             try checkFileSize(id, size)
-            try markDirty(id)
+            try markDirty(id, through: f)
             streamOutOfOrder(id, "the file was truncated or extended to \(size) bytes")
             try content.setSize(f.entry, size)
             changeLanded(id)
@@ -242,8 +257,14 @@ extension Domain {
         if let kept = try setModifiedImmediately(id, time) { return kept }
         let w = try writer(id)
         guard var item = cachedItem(id) else { throw error(.notFound, id, "no such item") }
+        let before = Self.contentVersion(item)
         item.modifiedTime = time
-        do { item = try await w.setModified(id, to: time) }
+        do {
+            item = try await w.setModified(id, to: time)
+            // Where a new time is a new version (SFTP, local: size and mtime), an open handle's
+            // content is still that version: not a change from another client.
+            content.setVersion(id, Self.contentVersion(item), ifStill: before)
+        }
         catch let e as ProviderError where e.kind == .notSupported {
             // Kept here while the remote's version stays: a listing must not turn it back (rsync
             // would copy everything again).
