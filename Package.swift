@@ -62,6 +62,9 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
 
         .testTarget(name: "FavFSCoreTests", dependencies: ["FavFSCore", "Providers", "FUSEBridge"]),
+        // Seeded runs of the core (no FUSE) over the local provider with injected faults and
+        // crashes, checked against a reference model.
+        .testTarget(name: "ReferenceModelTests", dependencies: ["FavFSCore", "Providers"]),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "TestSupport"]),
         .testTarget(name: "ProvidersTests", dependencies: ["Providers", "FavFSCore", "Curl", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),

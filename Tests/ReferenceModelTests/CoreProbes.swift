@@ -1,0 +1,19 @@
+@testable import FavFSCore
+
+/// The only places the harness looks inside the core (everything else goes through the public
+/// API the FUSE bridge uses). When `Domain` is split, update these three and nothing else.
+extension Domain {
+    /// No upload running, no listing in flight or being saved: the core is at rest.
+    var isQuietForModel: Bool {
+        lock.withLock { !dirty.values.contains { $0.uploading } && refreshes.isEmpty && listingSaves.isEmpty }
+    }
+
+    /// What the poller does for one folder of its working set: list it again and apply what
+    /// changed (the harness calls it right after another client changed that folder).
+    func pollForModel(_ folder: ItemIdentifier) async {
+        await revalidate(folder, round: Domain.fullListingEvery)
+    }
+
+    /// The folders whose listings the core holds in memory (the poller's candidates).
+    var loadedFoldersForModel: [ItemIdentifier] { lock.withLock { Array(folders.keys) } }
+}

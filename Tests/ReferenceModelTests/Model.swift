@@ -1,0 +1,427 @@
+import Foundation
+import FavFSCore
+
+/// What a user of the mount should see, as plain values: the served folder (the truth at the
+/// remote, with a version per file), the files changed here and not yet confirmed (dirty),
+/// the open handles, and what went to lost+found. The view is the served folder with the dirty
+/// files on top. Rules (README "Writing (write-back)", "Two computers editing one file",
+/// "Conflict copies", "Uploads the server refuses", "A crash"):
+/// - local writes win on the local view until their upload is confirmed;
+/// - an upload replaces the remote file only if it still has the version the edit was based
+///   on (a new file: only if the name is free); else, unless the remote holds exactly the
+///   local bytes, the local content goes beside it as `NAME (conflict …).EXT` and the remote
+///   version keeps the name (the file is gone here if the remote has none);
+/// - a folder deleted at the remote under a dirty file is re-created by its upload;
+/// - transient upload failures retry (10 attempts, 3 while unmounting), then the file stays
+///   dirty until the next trigger (close, fsync, rename, drain, next mount); nothing is lost;
+/// - `.denied` on an upload ends it: the content goes to lost+found, the file shows the
+///   server's state again;
+/// - a crash loses no acknowledged write: the next core resumes every dirty upload.
+struct RefModel {
+    enum Node: Equatable { case folder; case file([UInt8], version: Int) }
+    struct Dirty: Equatable {
+        var content: [UInt8]
+        /// The served version the edit is based on; nil: a file created here, never uploaded.
+        var base: Int?
+        /// The last upload attempt failed transiently (stays dirty).
+        var failed = false
+    }
+    struct Handle: Equatable {
+        var path: String
+        var writable: Bool
+        /// What reads through this handle return.
+        var content: [UInt8]
+        /// The served version `content` came from (nil: created here).
+        var base: Int?
+        /// Deleted or replaced while open: private content, never uploaded.
+        var orphan = false
+    }
+    enum ViewNode: Equatable { case folder; case file([UInt8]) }
+    enum Expect: Equatable {
+        case ok
+        case bytes([UInt8])
+        case listing([String: Bool])  // name -> isFolder (conflict copies as "NAME (conflict)")
+        case error(ProviderError.Kind)
+        case skip
+    }
+
+    var served: [String: Node] = ["/": .folder]
+    var local: [String: Dirty] = [:]
+    var handles: [Int: Handle] = [:]
+    var lostFound: [[UInt8]] = []
+    var nextVersion = 1
+    var conflictSeq = 0
+    /// Path-specific upload faults still armed, in the order the provider consumes them.
+    var uploadFaults: [String: [Fault]] = [:]
+    var draining = false
+
+    static let conflictMark: Character = "\u{1}"
+    static func conflictKey(_ folder: String, _ name: String, _ seq: Int) -> String { join(folder, "\u{1}\(seq)\u{1}\(name)") }
+    static func isConflictKey(_ p: String) -> Bool { namePart(p).first == conflictMark }
+    /// The original name a conflict key stands for, shown as `NAME (conflict)`.
+    static func conflictDisplay(_ p: String) -> String {
+        let parts = namePart(p).split(separator: "\u{1}", omittingEmptySubsequences: true)
+        return "\(parts.last!) (conflict)"
+    }
+
+    // MARK: the view
+
+    func view() -> [String: ViewNode] {
+        var v: [String: ViewNode] = [:]
+        for (p, n) in served {
+            switch n { case .folder: v[p] = .folder; case .file(let c, _): v[p] = .file(c) }
+        }
+        for (p, d) in local {
+            // A dirty file hides whatever the remote has under its name and keeps its folders.
+            for q in v.keys where isUnder(q, p) { v[q] = nil }
+            v[p] = .file(d.content)
+            var a = parentPath(p)
+            while a != "/" { if case .file? = v[a] {} else { v[a] = .folder }; a = parentPath(a) }
+        }
+        return v
+    }
+
+    func viewNode(_ p: String) -> ViewNode? { p == "/" ? .folder : view()[p] }
+
+    /// Where the lookups of a path end (the kernel resolves it one name at a time).
+    func resolve(_ p: String, view v: [String: ViewNode]) -> ProviderError.Kind? {
+        var at = "/"
+        for comp in p.split(separator: "/") {
+            if at != "/" { guard case .folder? = v[at] else { return .notAFolder } }
+            at = join(at, String(comp))
+            if v[at] == nil { return .notFound }
+        }
+        return nil
+    }
+
+    func children(_ folder: String, view v: [String: ViewNode]) -> [String: Bool] {
+        var r: [String: Bool] = [:]
+        for (p, n) in v where parentPath(p) == folder && p != "/" {
+            let name = Self.isConflictKey(p) ? Self.conflictDisplay(p) : namePart(p)
+            if case .folder = n { r[name] = true } else { r[name] = false }
+        }
+        return r
+    }
+
+    func servedVersion(_ p: String) -> Int? { if case .file(_, let v)? = served[p] { return v }; return nil }
+
+    // MARK: uploads
+
+    enum UploadResult: Equatable { case done, conflict, failed(ProviderError.Kind), refused }
+
+    private mutating func takeUploadFault(_ p: String) -> Fault? {
+        guard var q = uploadFaults[p], !q.isEmpty else { return nil }
+        q[0].count -= 1
+        let f = q[0]
+        if q[0].count == 0 { q.removeFirst() }
+        uploadFaults[p] = q.isEmpty ? nil : q
+        return f
+    }
+
+    private mutating func recreateFolders(above p: String) {
+        var missing: [String] = []
+        var a = parentPath(p)
+        while a != "/" && served[a] == nil { missing.append(a); a = parentPath(a) }
+        for f in missing.reversed() { served[f] = .folder }
+    }
+
+    /// The upload loop of `p` as the README describes it.
+    @discardableResult
+    mutating func upload(_ p: String) -> UploadResult {
+        guard var d = local[p] else { return .done }
+        var attempts = 0
+        let limit = draining ? 3 : 10
+        while true {
+            if let f = takeUploadFault(p) {
+                if f.afterApply {
+                    // The server stored it; the answer was lost. The retry finds our bytes there.
+                    realUpload(p, d, conflictsAllowed: false)
+                }
+                switch f.error {
+                case .denied:
+                    lostFound.append(d.content)
+                    local[p] = nil
+                    return .refused
+                case .versionChanged:
+                    if case .file(let c, _)? = served[p], c == d.content { finishUpload(p); return .done }
+                    conflict(p, d)
+                    return .conflict
+                default:
+                    attempts += 1
+                    if attempts >= limit {
+                        d.failed = true
+                        local[p] = d
+                        return .failed(f.error)
+                    }
+                    continue
+                }
+            }
+            return realUpload(p, d, conflictsAllowed: true)
+        }
+    }
+
+    @discardableResult
+    private mutating func realUpload(_ p: String, _ d: Dirty, conflictsAllowed: Bool) -> UploadResult {
+        recreateFolders(above: p)
+        let current = served[p]
+        var replaces = false
+        if d.base == nil { replaces = current == nil } else { replaces = servedVersion(p) == d.base }
+        if replaces {
+            served[p] = .file(d.content, version: nextVersion)
+            nextVersion += 1
+            if !conflictsAllowed {
+                // Recorded by the retry, which finds the same bytes; nothing else changes yet.
+                local[p]?.base = nextVersion - 1
+                return .done
+            }
+            finishUpload(p)
+            return .done
+        }
+        if case .file(let c, _)? = current, c == d.content { finishUpload(p); return .done }
+        guard conflictsAllowed else { return .done }
+        conflict(p, d)
+        return .conflict
+    }
+
+    private mutating func finishUpload(_ p: String) {
+        local[p] = nil
+        let v = servedVersion(p)
+        for (k, h) in handles where h.path == p && !h.orphan { handles[k]!.base = v }
+    }
+
+    private mutating func conflict(_ p: String, _ d: Dirty) {
+        recreateFolders(above: p)
+        served[Self.conflictKey(parentPath(p), namePart(p), conflictSeq)] = .file(d.content, version: nextVersion)
+        conflictSeq += 1
+        nextVersion += 1
+        local[p] = nil
+    }
+
+    // MARK: steps
+
+    private func attached(_ p: String) -> [Int] { handles.filter { $0.value.path == p && !$0.value.orphan }.map(\.key).sorted() }
+
+    private mutating func setContent(_ p: String, _ c: [UInt8], base: Int?) {
+        if local[p] == nil { local[p] = Dirty(content: c, base: base) } else { local[p]!.content = c; local[p]!.failed = false }
+        for k in attached(p) { handles[k]!.content = c }
+    }
+
+    private mutating func orphanHandles(at p: String) {
+        for (k, h) in handles where (h.path == p || isUnder(h.path, p)) && !h.orphan { handles[k]!.orphan = true }
+    }
+
+    /// Opens `p` for writing (create or open); the caller checked it is a file or absent.
+    private mutating func openForWriting(_ p: String, truncate: Bool, slot: Int, v: [String: ViewNode]) {
+        if case .file(let c)? = v[p] {
+            let base = local[p].map { $0.base } ?? servedVersion(p)
+            handles[slot] = Handle(path: p, writable: true, content: c, base: base)
+            if truncate { setContent(p, [], base: base) }
+        } else {
+            handles[slot] = Handle(path: p, writable: true, content: [], base: nil)
+            local[p] = Dirty(content: [], base: nil)
+        }
+    }
+
+    private mutating func closeHandle(_ slot: Int) {
+        guard let h = handles.removeValue(forKey: slot) else { return }
+        guard h.writable, !h.orphan, local[h.path] != nil else { return }
+        if handles.values.contains(where: { $0.path == h.path && $0.writable && !$0.orphan }) { return }
+        upload(h.path)
+    }
+
+    /// A handle whose file is gone at the remote and not dirty here (see `KnownIssues`).
+    private func handleOfVanishedFile(_ h: Handle) -> Bool {
+        KnownIssues.writeThroughHandleOfRemotelyDeletedFile && !h.orphan && served[h.path] == nil && local[h.path] == nil
+    }
+
+    /// Applies `step` and says what the core must answer. `failedByFault`: the core answered
+    /// with an injected error; only what happened before the failing call is applied.
+    mutating func apply(_ step: Step, failedByFault: Bool = false) -> Expect {
+        let v = view()
+        switch step {
+        case .create(let p, let slot):
+            guard handles[slot] == nil else { return .skip }
+            if let e = resolve(parentPath(p), view: v) { return .error(e) }
+            if case .file? = v[parentPath(p)] { return .error(.notAFolder) }
+            if case .folder? = v[p] { return .error(.isAFolder) }
+            if failedByFault { return .ok }
+            openForWriting(p, truncate: true, slot: slot, v: v)
+            return .ok
+        case .openWrite(let p, let truncate, let slot):
+            guard handles[slot] == nil else { return .skip }
+            if let e = resolve(p, view: v) { return .error(e) }
+            if case .folder? = v[p] { return .error(.isAFolder) }
+            if failedByFault { return .ok }
+            openForWriting(p, truncate: truncate, slot: slot, v: v)
+            return .ok
+        case .write(let slot, let offset, let length, let fill):
+            guard var h = handles[slot], h.writable, !handleOfVanishedFile(h) else { return .skip }
+            var c = h.content
+            // pwrite of nothing changes nothing (it does not extend the file), but the core
+            // counts it as a change all the same: the file becomes dirty.
+            if length > 0 {
+                if c.count < offset + length { c += [UInt8](repeating: 0, count: offset + length - c.count) }
+                c.replaceSubrange(offset..<(offset + length), with: pattern(offset: offset, length: length, fill: fill))
+            }
+            if h.orphan { h.content = c; handles[slot] = h; return .ok }
+            setContent(h.path, c, base: h.base)
+            return .ok
+        case .truncate(let slot, let size):
+            guard var h = handles[slot], h.writable, !handleOfVanishedFile(h) else { return .skip }
+            var c = h.content
+            if c.count > size { c.removeLast(c.count - size) } else { c += [UInt8](repeating: 0, count: size - c.count) }
+            if h.orphan { h.content = c; handles[slot] = h; return .ok }
+            setContent(h.path, c, base: h.base)
+            return .ok
+        case .truncatePath(let p, let size):
+            if let e = resolve(p, view: v) { return .error(e) }
+            if case .folder? = v[p] { return .error(.isAFolder) }
+            if failedByFault { return .ok }
+            guard case .file(var c)? = v[p] else { return .error(.notFound) }
+            let base = local[p].map { $0.base } ?? servedVersion(p)
+            if c.count > size { c.removeLast(c.count - size) } else { c += [UInt8](repeating: 0, count: size - c.count) }
+            setContent(p, c, base: base)
+            // Its own handle closes: the upload starts unless another writer has the file open.
+            if !handles.values.contains(where: { $0.path == p && $0.writable && !$0.orphan }) { upload(p) }
+            return .ok
+        case .fsync(let slot):
+            guard let h = handles[slot] else { return .skip }
+            guard h.writable, !h.orphan, local[h.path] != nil else { return .ok }
+            switch upload(h.path) {
+            case .done, .conflict: return .ok
+            case .failed(let k): return .error(k)
+            case .refused: return .error(.denied)
+            }
+        case .close(let slot):
+            guard handles[slot] != nil else { return .skip }
+            closeHandle(slot)
+            return .ok
+        case .closeRefused(let slot, let error):
+            guard let h = handles[slot], h.writable, !h.orphan, let d = local[h.path], !d.failed,
+                  handles.values.filter({ $0.path == h.path }).count == 1,
+                  uploadFaults[h.path] == nil else { return .skip }
+            uploadFaults[h.path] = [Fault(kind: .upload, path: h.path, count: 1, error: error)]
+            closeHandle(slot)
+            return .ok
+        case .readHandle(let slot):
+            guard let h = handles[slot] else { return .skip }
+            return .bytes(h.content)
+        case .read(let p):
+            if let e = resolve(p, view: v) { return .error(e) }
+            guard case .file(let c)? = v[p] else { return .error(.isAFolder) }
+            return .bytes(c)
+        case .list(let p):
+            if let e = resolve(p, view: v) { return .error(e) }
+            if case .file? = v[p] { return .error(.notAFolder) }
+            return .listing(children(p, view: v))
+        case .mkdir(let p):
+            if let e = resolve(parentPath(p), view: v) { return .error(e) }
+            if case .file? = v[parentPath(p)] { return .error(.notAFolder) }
+            if v[p] != nil { return .error(.exists) }
+            if failedByFault { return .ok }
+            served[p] = .folder
+            return .ok
+        case .rmdir(let p):
+            if let e = resolve(p, view: v) { return .error(e) }
+            guard p != "/" else { return .skip }
+            if case .file? = v[p] { return .error(.notAFolder) }
+            if !children(p, view: v).isEmpty { return .error(.notEmpty) }
+            if failedByFault { return .ok }
+            served[p] = nil
+            return .ok
+        case .unlink(let p):
+            if let e = resolve(p, view: v) { return .error(e) }
+            if case .folder? = v[p] { return .error(.isAFolder) }
+            if failedByFault { return .ok }
+            if let d = local[p], d.base == nil {
+                local[p] = nil  // never uploaded: nothing is sent
+            } else {
+                local[p] = nil
+                if case .file? = served[p] { served[p] = nil }
+            }
+            orphanHandles(at: p)
+            return .ok
+        case .rename(let a, let b, let noReplace):
+            if let e = resolve(a, view: v) { return .error(e) }
+            if let e = resolve(parentPath(b), view: v) { return .error(e) }
+            if case .file? = v[parentPath(b)] { return .error(.notAFolder) }
+            if a == "/" || b == "/" || isUnder(b, a) { return .skip }
+            if a == b { return .ok }
+            let source = v[a]!
+            if let existing = v[b] {
+                if noReplace { return .error(.exists) }
+                switch (existing, source) {
+                case (.folder, .file): return .error(.isAFolder)
+                case (.file, .folder): return .error(.notAFolder)
+                case (.folder, .folder):
+                    // The core asks the remote whether the destination is empty.
+                    if served.keys.contains(where: { parentPath($0) == b }) { return .error(.notEmpty) }
+                default: break
+                }
+            }
+            // Pending uploads of the source finish first (their failure fails the rename).
+            for p in local.keys.sorted() where p == a || isUnder(p, a) {
+                if case .failed(let k) = upload(p) { return .error(k) }
+                if local[p] != nil { return .error(.denied) }  // refused: not generated
+            }
+            if v[b] != nil, local[b] != nil { upload(b) }
+            if failedByFault { return .ok }
+            // The remote moves what it has; dirty state moves along.
+            let moved = served.filter { $0.key == a || isUnder($0.key, a) }
+            if case .file? = v[b] { orphanHandles(at: b) }
+            for k in served.keys where k == b || isUnder(k, b) { served[k] = nil }
+            for (k, _) in moved { served[k] = nil }
+            for (k, n) in moved { served[b + k.dropFirst(a.count)] = n }
+            local[b] = nil
+            for (k, d) in local where k == a || isUnder(k, a) {
+                local[k] = nil
+                local[b + k.dropFirst(a.count)] = d
+            }
+            for (k, h) in handles where !h.orphan && (h.path == a || isUnder(h.path, a)) {
+                handles[k]!.path = b + h.path.dropFirst(a.count)
+            }
+            return .ok
+        case .remoteWrite(let p, let length, let fill):
+            guard case .folder? = served[parentPath(p)], served[p] != .folder else { return .skip }
+            served[p] = .file(pattern(offset: 0, length: length, fill: fill), version: nextVersion)
+            nextVersion += 1
+            return .ok
+        case .remoteDelete(let p):
+            guard p != "/", served[p] != nil else { return .skip }
+            for k in served.keys where k == p || isUnder(k, p) { served[k] = nil }
+            return .ok
+        case .remoteRename(let a, let b):
+            guard a != "/", served[a] != nil, served[b] == nil, case .folder? = served[parentPath(b)],
+                  !isUnder(b, a), a != b else { return .skip }
+            let moved = served.filter { $0.key == a || isUnder($0.key, a) }
+            for (k, _) in moved { served[k] = nil }
+            for (k, n) in moved { served[b + k.dropFirst(a.count)] = n }
+            return .ok
+        case .remoteMkdir(let p):
+            guard case .folder? = served[parentPath(p)], served[p] == nil else { return .skip }
+            served[p] = .folder
+            return .ok
+        case .fail(let kind, let count, let error, let path, let afterApply):
+            if kind == .upload, let path {
+                uploadFaults[path, default: []].append(Fault(kind: kind, path: path, count: count, error: error, afterApply: afterApply))
+            }
+            return .ok
+        case .crash:
+            handles.removeAll()
+            // The next core resumes every upload in the journal.
+            for p in local.keys.sorted() { upload(p) }
+            return .ok
+        case .check:
+            return .ok
+        }
+    }
+
+    /// Unmount: every handle is released, then the uploads drain (no faults any more).
+    mutating func closeAllAndDrain() {
+        uploadFaults.removeAll()
+        for slot in handles.keys.sorted() { closeHandle(slot) }
+        draining = true
+        for p in local.keys.sorted() { upload(p) }
+        draining = false
+    }
+}
