@@ -1,11 +1,15 @@
 @testable import FavFSCore
 
 /// The only places the harness looks inside the core (everything else goes through the public
-/// API the FUSE bridge uses). When `Domain` is split, update these three and nothing else.
+/// API the FUSE bridge uses). When `Domain` is split, update these and nothing else.
 extension Domain {
     /// No upload running, no listing in flight or being saved: the core is at rest.
+    /// No download running or still recording what it fetched (a content entry held by
+    /// anything but open handles).
     var isQuietForModel: Bool {
-        lock.withLock { !dirty.values.contains { $0.uploading } && refreshes.isEmpty && listingSaves.isEmpty }
+        let domainQuiet = lock.withLock { !dirty.values.contains { $0.uploading } && refreshes.isEmpty && listingSaves.isEmpty }
+        let contentQuiet = content.lock.withLock { content.entries.values.allSatisfy { e in e.withLock { e.users == e.openHandles } } }
+        return domainQuiet && contentQuiet
     }
 
     /// What the poller does for one folder of its working set: list it again and apply what

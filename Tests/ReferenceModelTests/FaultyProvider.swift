@@ -41,6 +41,11 @@ final class FaultPlan: @unchecked Sendable {
     /// Listings of `path` the real provider answered (with items or an error of its own).
     func answered(_ path: String) -> Int { lock.withLock { answeredLists[path] ?? 0 } }
     func noteAnswered(_ path: String) { lock.withLock { answeredLists[path, default: 0] += 1 } }
+    private var inFlight = 0
+    /// Provider calls running now (the harness waits for none before the next step).
+    var callsInFlight: Int { lock.withLock { inFlight } }
+    func enter() { lock.withLock { inFlight += 1 } }
+    func leave() { lock.withLock { inFlight -= 1 } }
     var armedFaults: [Fault] { lock.withLock { armed } }
 
     func suspend() { lock.withLock { suspended += 1 } }
@@ -93,28 +98,28 @@ final class FaultyProvider: @unchecked Sendable {
 
     private static let conflictPattern = #" \(conflict \d{4}-\d{2}-\d{2} \d{6}( \d+)?\)"#
 
-    /// Runs `body` (the real call) unless a fault is armed for it.
+    /// Runs `body` (the real call) unless a fault is armed for it. Counted in flight while it
+    /// runs (not while parked after a crash).
     private func call<T>(_ kind: CallKind, _ path: String, _ body: () async throws -> T) async throws -> T {
         await parkIfDead()
         let isCopy = kind == .upload && path.range(of: Self.conflictPattern, options: .regularExpression) != nil
         if let f = plan.take(kind, path, conflictCopy: isCopy) {
             let e = ProviderError(f.error, remote: inner.remoteDescription, path: path, detail: "injected fault (\(f))")
             if f.afterApply {
+                plan.enter()
                 _ = try? await body()
+                plan.leave()
                 await parkIfDead()
             }
             throw e
         }
-        do {
-            let r = try await body()
-            if kind == .list { plan.noteAnswered(path) }
-            await parkIfDead()
-            return r
-        } catch {
-            if kind == .list { plan.noteAnswered(path) }
-            await parkIfDead()
-            throw error
-        }
+        plan.enter()
+        let result: Result<T, Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        if kind == .list { plan.noteAnswered(path) }
+        plan.leave()
+        await parkIfDead()
+        return try result.get()
     }
 }
 

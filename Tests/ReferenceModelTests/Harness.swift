@@ -66,9 +66,15 @@ final class CoreHarness: @unchecked Sendable {
         // In `MountRunner`'s order: the root listing is started, not awaited, before the uploads resume.
         plan.suspend()
         _ = try await domain.connect()
-        let rootListing = domain.listRootAhead()
-        domain.resumeUploads()
-        await rootListing.value
+        if KnownIssues.rootListingRacesResumeUploads {
+            // The order that avoids the race (see KnownIssues): the journal first.
+            domain.resumeUploads()
+            await domain.listRootAhead().value
+        } else {
+            let rootListing = domain.listRootAhead()
+            domain.resumeUploads()
+            await rootListing.value
+        }
         plan.resume()
         try await settle(step: -1)
     }
@@ -107,7 +113,7 @@ final class CoreHarness: @unchecked Sendable {
         let actual = await execute(step, index: index)
         try await settle(step: index)
         let genericFaults = plan.genericDelivered - faultsBefore
-        if verbose { print("#\(index) \(step) → \(actual) (expected \(expect))") }
+        if verbose { print("#\(index) \(step) → \(short(actual)) (expected \(describe(expect)))") }
         trace.append("#\(index) \(step) → \(short(actual))")
         if Self.agrees(expect, actual) {
             model = m
@@ -138,7 +144,7 @@ final class CoreHarness: @unchecked Sendable {
         guard KnownIssues.sameContentCheckGivesUpOnTransientFault else { return false }
         let armed = plan.armedFaults
         switch step {
-        case .fail(.upload, _, _, _, true):
+        case .fail(.upload, _, _, _, true), .closeRefused(_, .versionChanged):
             return armed.contains { $0.path == nil && [.read, .stat, .any].contains($0.kind) }
         case .fail(let kind, _, _, nil, _) where [.read, .stat, .any].contains(kind):
             return armed.contains { $0.afterApply }
@@ -312,11 +318,15 @@ final class CoreHarness: @unchecked Sendable {
                 guard item.kind != .folder else { throw ProviderError(.isAFolder, path: p, detail: "is a folder") }
                 try await domain.remove(id(parentPath(p)), namePart(p))
                 detach(p)
+                // A file created here and never uploaded is only dropped locally; another
+                // client's file of that name shows from the next poll.
+                if case .file? = model.served[p] { await notice([parentPath(p)]) }
                 return .ok
             case .rename(let a, let b, let noReplace):
                 _ = try await resolve(a)
                 _ = try await resolveFolder(parentPath(b))
                 _ = try await domain.rename(id(parentPath(a)), namePart(a), to: id(parentPath(b)), namePart(b), noReplace: noReplace)
+                if a == b { return .ok }
                 detach(b)
                 for (s, h) in handles where h.id.rawValue == a || isUnder(h.id.rawValue, a) {
                     handles[s]!.id = ItemIdentifier(b + h.id.rawValue.dropFirst(a.count))
@@ -371,19 +381,27 @@ final class CoreHarness: @unchecked Sendable {
 
     /// Waits until no upload, listing or listing save is running (bounded: a core that never
     /// comes to rest is a failure, not a hang).
+    /// "At rest" must hold on several looks in a row: an upload task drops its dirty state
+    /// before its last steps (a conflict copy's refresh of the name), so one look can fall
+    /// between them.
     func settle(step: Int) async throws {
         let deadline = Date().addingTimeInterval(30)
-        while !domain.isQuietForModel {
+        var quietLooks = 0
+        while quietLooks < 4 {
             if Date() > deadline { throw ModelFailure(signature: "settle", step: step, message: "the core did not come to rest within 30 s") }
-            try? await Task.sleep(nanoseconds: 300_000)
+            try? await Task.sleep(nanoseconds: 200_000)
+            quietLooks = domain.isQuietForModel && plan.callsInFlight == 0 ? quietLooks + 1 : 0
         }
     }
 
     // MARK: crash
 
     private func crashAndRestart(step: Int) async throws {
-        // Listing saves are not cut off (they would race the next core's store); uploads and
-        // listings in flight are: the old provider never answers the old core again.
+        // The crash comes when the core is at rest (`settle`): no listing save or content record
+        // in flight, which would otherwise land in the store after the next core opened it
+        // (a dead process writes nothing). Calls in flight at the provider are cut off: the
+        // old provider never answers the old core again.
+        try await settle(step: step)
         await domain.waitForListingSaves()
         provider.kill()
         handles.removeAll()
@@ -411,6 +429,10 @@ final class CoreHarness: @unchecked Sendable {
         model.closeAllAndDrain()
         try await settle(step: step)
         try await fullCheck(step: step, final: true)
+        // The next mount of this cache dir: content the store does not know goes to
+        // lost+found, so anything left behind shows there.
+        try await crashAndRestart(step: step)
+        try await fullCheck(step: step, final: true)
     }
 
     /// A file or folder as found, with conflict copies under their model name.
@@ -421,7 +443,10 @@ final class CoreHarness: @unchecked Sendable {
         var key: String {
             switch self {
             case .folder(let p): return p + "/"
-            case .file(let p, let c): return p + " " + String(c.count) + ":" + c.prefix(64).map(String.init).joined(separator: ",")
+            case .file(let p, let c):
+                var h: UInt64 = 1469598103934665603
+                for x in c { h = (h ^ UInt64(x)) &* 1099511628211 }
+                return p + " " + String(c.count) + " bytes #" + String(h % 0xFFFFFF, radix: 16)
             }
         }
     }
@@ -495,18 +520,25 @@ final class CoreHarness: @unchecked Sendable {
             .sorted { $0.lexicographicallyPrecedes($1) }
     }
 
+    /// The entries only one side has (as a multiset: an entry twice on one side counts).
+    private func multisetDiff(_ want: [Found], _ got: [Found]) -> (missing: [String], extra: [String]) {
+        var counts: [String: Int] = [:]
+        for f in want { counts[f.key, default: 0] += 1 }
+        for f in got { counts[f.key, default: 0] -= 1 }
+        let missing = counts.filter { $0.value > 0 }.map { $0.value > 1 ? "\($0.key) ×\($0.value)" : $0.key }.sorted()
+        let extra = counts.filter { $0.value < 0 }.map { $0.value < -1 ? "\($0.key) ×\(-$0.value)" : $0.key }.sorted()
+        return (missing, extra)
+    }
+
     /// Which way a comparison failed, for shrinking: something missing, something extra, both.
     private func diffKind(_ want: [Found], _ got: [Found]) -> String {
-        let w = Set(want.map(\.key)), g = Set(got.map(\.key))
-        let missing = want.contains { !g.contains($0.key) }, extra = got.contains { !w.contains($0.key) }
-        let conflict = (want + got).contains { $0.key.contains("(conflict)") && !(w.contains($0.key) && g.contains($0.key)) }
-        return "(\(missing ? "missing" : "")\(extra ? "+extra" : "")\(conflict ? ",conflict-copy" : ""))"
+        let (missing, extra) = multisetDiff(want, got)
+        let conflict = (missing + extra).contains { $0.contains("(conflict)") }
+        return "(\(missing.isEmpty ? "" : "missing")\(extra.isEmpty ? "" : "+extra")\(conflict ? ",conflict-copy" : ""))"
     }
 
     private func diff(_ want: [Found], _ got: [Found]) -> String {
-        let w = Set(want.map(\.key)), g = Set(got.map(\.key))
-        let missing = want.filter { !g.contains($0.key) }.map(\.key)
-        let extra = got.filter { !w.contains($0.key) }.map(\.key)
+        let (missing, extra) = multisetDiff(want, got)
         return "missing \(missing.prefix(6)) unexpected \(extra.prefix(6))"
     }
 
@@ -529,7 +561,17 @@ final class CoreHarness: @unchecked Sendable {
         if wantServed != gotServed {
             throw ModelFailure(signature: "served" + diffKind(wantServed, gotServed), step: step, message: "after the drain the served folder differs from the model: \(diff(wantServed, gotServed))")
         }
-        let wantLost = model.lostFound.sorted { $0.lexicographicallyPrecedes($1) }, gotLost = lostAndFound()
+        let wantLost = model.lostFound.sorted { $0.lexicographicallyPrecedes($1) }
+        var gotLost = lostAndFound()
+        if KnownIssues.deletedWhileOpenContentLeaks {
+            // Only the leftovers of files deleted while open may be there besides (see KnownIssues).
+            var allowed = model.orphanLeftovers
+            gotLost = gotLost.filter { c in
+                if wantLost.contains(c) { return true }
+                if let i = allowed.firstIndex(of: c) { allowed.remove(at: i); return false }
+                return true
+            }
+        }
         if wantLost != gotLost {
             throw ModelFailure(signature: "lost+found", step: step,
                                message: "lost+found holds \(gotLost.map(\.count)) (sizes), the model \(wantLost.map(\.count))")

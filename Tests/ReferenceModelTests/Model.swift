@@ -33,8 +33,10 @@ struct RefModel {
         var content: [UInt8]
         /// The served version `content` came from (nil: created here).
         var base: Int?
-        /// Deleted or replaced while open: private content, never uploaded.
+        /// Deleted or replaced while open: private content, never uploaded, shared by the
+        /// handles of that one deleted file (the group).
         var orphan = false
+        var orphanGroup = 0
     }
     enum ViewNode: Equatable { case folder; case file([UInt8]) }
     enum Expect: Equatable {
@@ -49,6 +51,9 @@ struct RefModel {
     var local: [String: Dirty] = [:]
     var handles: [Int: Handle] = [:]
     var lostFound: [[UInt8]] = []
+    /// The last content of each file deleted (or replaced) while open, once its last handle
+    /// went (see `KnownIssues.deletedWhileOpenContentLeaks`).
+    var orphanLeftovers: [[UInt8]] = []
     var nextVersion = 1
     var conflictSeq = 0
     /// Path-specific upload faults still armed, in the order the provider consumes them.
@@ -206,8 +211,19 @@ struct RefModel {
         for k in attached(p) { handles[k]!.content = c }
     }
 
+    var orphanGroups = 0
     private mutating func orphanHandles(at p: String) {
-        for (k, h) in handles where (h.path == p || isUnder(h.path, p)) && !h.orphan { handles[k]!.orphan = true }
+        var groups: [String: Int] = [:]
+        for k in handles.keys.sorted() where !handles[k]!.orphan && (handles[k]!.path == p || isUnder(handles[k]!.path, p)) {
+            let path = handles[k]!.path
+            if groups[path] == nil { orphanGroups += 1; groups[path] = orphanGroups }
+            handles[k]!.orphan = true
+            handles[k]!.orphanGroup = groups[path]!
+        }
+    }
+
+    private mutating func setOrphanContent(_ group: Int, _ c: [UInt8]) {
+        for (k, h) in handles where h.orphan && h.orphanGroup == group { handles[k]!.content = c }
     }
 
     /// Opens `p` for writing (create or open); the caller checked it is a file or absent.
@@ -224,14 +240,21 @@ struct RefModel {
 
     private mutating func closeHandle(_ slot: Int) {
         guard let h = handles.removeValue(forKey: slot) else { return }
+        if h.orphan, !handles.values.contains(where: { $0.orphan && $0.orphanGroup == h.orphanGroup }) {
+            orphanLeftovers.append(h.content)
+        }
         guard h.writable, !h.orphan, local[h.path] != nil else { return }
         if handles.values.contains(where: { $0.path == h.path && $0.writable && !$0.orphan }) { return }
         upload(h.path)
     }
 
-    /// A handle whose file is gone at the remote and not dirty here (see `KnownIssues`).
+    /// A write through `h` is a scenario excluded by `KnownIssues`: its file is clean here and
+    /// the remote no longer has the version the handle holds (deleted, replaced by a folder,
+    /// or changed by another client, or by our own conflict copy after an fsync).
     private func handleOfVanishedFile(_ h: Handle) -> Bool {
-        KnownIssues.writeThroughHandleOfRemotelyDeletedFile && !h.orphan && served[h.path] == nil && local[h.path] == nil
+        guard !h.orphan, local[h.path] == nil else { return false }
+        guard case .file(_, let v)? = served[h.path] else { return KnownIssues.writeThroughHandleOfRemotelyDeletedFile }
+        return v != h.base && KnownIssues.writeThroughHandleBehindTheRemote
     }
 
     /// Applies `step` and says what the core must answer. `failedByFault`: the core answered
@@ -255,7 +278,7 @@ struct RefModel {
             openForWriting(p, truncate: truncate, slot: slot, v: v)
             return .ok
         case .write(let slot, let offset, let length, let fill):
-            guard var h = handles[slot], h.writable, !handleOfVanishedFile(h) else { return .skip }
+            guard let h = handles[slot], h.writable, !handleOfVanishedFile(h) else { return .skip }
             var c = h.content
             // pwrite of nothing changes nothing (it does not extend the file), but the core
             // counts it as a change all the same: the file becomes dirty.
@@ -263,17 +286,19 @@ struct RefModel {
                 if c.count < offset + length { c += [UInt8](repeating: 0, count: offset + length - c.count) }
                 c.replaceSubrange(offset..<(offset + length), with: pattern(offset: offset, length: length, fill: fill))
             }
-            if h.orphan { h.content = c; handles[slot] = h; return .ok }
+            if h.orphan { setOrphanContent(h.orphanGroup, c); return .ok }
             setContent(h.path, c, base: h.base)
             return .ok
         case .truncate(let slot, let size):
-            guard var h = handles[slot], h.writable, !handleOfVanishedFile(h) else { return .skip }
+            guard let h = handles[slot], h.writable, !handleOfVanishedFile(h) else { return .skip }
             var c = h.content
             if c.count > size { c.removeLast(c.count - size) } else { c += [UInt8](repeating: 0, count: size - c.count) }
-            if h.orphan { h.content = c; handles[slot] = h; return .ok }
+            if h.orphan { setOrphanContent(h.orphanGroup, c); return .ok }
             setContent(h.path, c, base: h.base)
             return .ok
         case .truncatePath(let p, let size):
+            if KnownIssues.truncateByPathBesideAnOpenWriterUploadsAtOnce,
+               handles.values.contains(where: { $0.path == p && $0.writable && !$0.orphan }) { return .skip }
             if let e = resolve(p, view: v) { return .error(e) }
             if case .folder? = v[p] { return .error(.isAFolder) }
             if failedByFault { return .ok }
@@ -388,11 +413,13 @@ struct RefModel {
             return .ok
         case .remoteDelete(let p):
             guard p != "/", served[p] != nil else { return .skip }
+            if KnownIssues.dirtyFileHiddenWhenItsFolderGoesAtTheRemote, local.keys.contains(where: { isUnder($0, p) }) { return .skip }
             for k in served.keys where k == p || isUnder(k, p) { served[k] = nil }
             return .ok
         case .remoteRename(let a, let b):
             guard a != "/", served[a] != nil, served[b] == nil, case .folder? = served[parentPath(b)],
                   !isUnder(b, a), a != b else { return .skip }
+            if KnownIssues.dirtyFileHiddenWhenItsFolderGoesAtTheRemote, local.keys.contains(where: { isUnder($0, a) }) { return .skip }
             let moved = served.filter { $0.key == a || isUnder($0.key, a) }
             for (k, _) in moved { served[k] = nil }
             for (k, n) in moved { served[b + k.dropFirst(a.count)] = n }
@@ -407,6 +434,7 @@ struct RefModel {
             }
             return .ok
         case .crash:
+            for slot in handles.keys.sorted() where handles[slot]?.orphan == true { closeHandle(slot) }
             handles.removeAll()
             // The next core resumes every upload in the journal.
             for p in local.keys.sorted() { upload(p) }
