@@ -44,6 +44,10 @@ final class FaultPlan: @unchecked Sendable {
     private var inFlight = 0
     /// Provider calls running now (the harness waits for none before the next step).
     var callsInFlight: Int { lock.withLock { inFlight } }
+    private var uploads = 0
+    /// Upload calls made so far (a step that uploaded settles longer: see `settle`).
+    var uploadCalls: Int { lock.withLock { uploads } }
+    func noteUpload() { lock.withLock { uploads += 1 } }
     func enter() { lock.withLock { inFlight += 1 } }
     func leave() { lock.withLock { inFlight -= 1 } }
     var armedFaults: [Fault] { lock.withLock { armed } }
@@ -102,6 +106,7 @@ final class FaultyProvider: @unchecked Sendable {
     /// runs (not while parked after a crash).
     private func call<T>(_ kind: CallKind, _ path: String, _ body: () async throws -> T) async throws -> T {
         await parkIfDead()
+        if kind == .upload { plan.noteUpload() }
         let isCopy = kind == .upload && path.range(of: Self.conflictPattern, options: .regularExpression) != nil
         if let f = plan.take(kind, path, conflictCopy: isCopy) {
             let e = ProviderError(f.error, remote: inner.remoteDescription, path: path, detail: "injected fault (\(f))")

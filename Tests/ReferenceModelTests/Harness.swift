@@ -64,8 +64,11 @@ final class CoreHarness: @unchecked Sendable {
     /// The mount's start: connect, list the root ahead, resume the journal's uploads.
     func start() async throws {
         // In `MountRunner`'s order: the root listing is started, not awaited, before the uploads resume.
+        // Faults are held back while connecting (a mount that cannot connect does not start);
+        // the resumed uploads and the root listing take them as any other call.
         plan.suspend()
         _ = try await domain.connect()
+        plan.resume()
         if KnownIssues.rootListingRacesResumeUploads {
             // The order that avoids the race (see KnownIssues): the journal first.
             domain.resumeUploads()
@@ -75,7 +78,6 @@ final class CoreHarness: @unchecked Sendable {
             domain.resumeUploads()
             await rootListing.value
         }
-        plan.resume()
         try await settle(step: -1)
     }
 
@@ -110,8 +112,18 @@ final class CoreHarness: @unchecked Sendable {
         let expect = m.apply(step)
         if expect == .skip { trace.append("#\(index) \(step) — skipped"); return }
         let faultsBefore = plan.genericDelivered
+        let deliveredBefore = plan.deliveredCount
         let actual = await execute(step, index: index)
         try await settle(step: index)
+        if KnownIssues.staleNameWhenRefreshFails {
+            let statFaults = plan.delivered.dropFirst(deliveredBefore).filter { $0.kind == .stat }
+            if !statFaults.isEmpty {
+                plan.suspend()
+                await notice(statFaults.map { parentPath($0.path) })
+                plan.resume()
+                try await settle(step: index)
+            }
+        }
         let genericFaults = plan.genericDelivered - faultsBefore
         if verbose { print("#\(index) \(step) → \(short(actual)) (expected \(describe(expect)))") }
         trace.append("#\(index) \(step) → \(short(actual))")
@@ -382,12 +394,17 @@ final class CoreHarness: @unchecked Sendable {
     /// Waits until no upload, listing or listing save is running (bounded: a core that never
     /// comes to rest is a failure, not a hang).
     /// "At rest" must hold on several looks in a row: an upload task drops its dirty state
-    /// before its last steps (a conflict copy's refresh of the name), so one look can fall
-    /// between them.
+    /// before its last steps (lost+found, the journal row, then the refresh of the name after
+    /// a refusal or a conflict copy), so one look can fall between them. After a step that
+    /// uploaded, the looks span some milliseconds (a store write can take that long).
+    private var uploadsSettled = 0
     func settle(step: Int) async throws {
         let deadline = Date().addingTimeInterval(30)
         var quietLooks = 0
-        while quietLooks < 4 {
+        let uploaded = plan.uploadCalls != uploadsSettled
+        let looks = uploaded ? 25 : 4
+        defer { uploadsSettled = plan.uploadCalls }
+        while quietLooks < looks {
             if Date() > deadline { throw ModelFailure(signature: "settle", step: step, message: "the core did not come to rest within 30 s") }
             try? await Task.sleep(nanoseconds: 200_000)
             quietLooks = domain.isQuietForModel && plan.callsInFlight == 0 ? quietLooks + 1 : 0

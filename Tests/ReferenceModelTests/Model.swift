@@ -37,6 +37,10 @@ struct RefModel {
         /// handles of that one deleted file (the group).
         var orphan = false
         var orphanGroup = 0
+        /// Its file's upload ended in a conflict copy while it was open (KnownIssues).
+        var detached = false
+        /// Orphaned while behind the remote (KnownIssues.truncateThroughOrphanOfAnOutdatedEntry).
+        var orphanedBehind = false
     }
     enum ViewNode: Equatable { case folder; case file([UInt8]) }
     enum Expect: Equatable {
@@ -54,6 +58,9 @@ struct RefModel {
     /// The last content of each file deleted (or replaced) while open, once its last handle
     /// went (see `KnownIssues.deletedWhileOpenContentLeaks`).
     var orphanLeftovers: [[UInt8]] = []
+    /// Files opened with O_TRUNC over an existing file whose handle has not been closed or
+    /// fsynced since (KnownIssues.truncatingOpenNotRecordedUntilClose).
+    var unrecorded: Set<String> = []
     var nextVersion = 1
     var conflictSeq = 0
     /// Path-specific upload faults still armed, in the order the provider consumes them.
@@ -195,6 +202,7 @@ struct RefModel {
     }
 
     private mutating func conflict(_ p: String, _ d: Dirty) {
+        for k in attached(p) { handles[k]!.detached = true }
         recreateFolders(above: p)
         served[Self.conflictKey(parentPath(p), namePart(p), conflictSeq)] = .file(d.content, version: nextVersion)
         conflictSeq += 1
@@ -219,6 +227,7 @@ struct RefModel {
             if groups[path] == nil { orphanGroups += 1; groups[path] = orphanGroups }
             handles[k]!.orphan = true
             handles[k]!.orphanGroup = groups[path]!
+            handles[k]!.orphanedBehind = local[path] == nil && handles[k]!.base != servedVersion(path)
         }
     }
 
@@ -231,7 +240,7 @@ struct RefModel {
         if case .file(let c)? = v[p] {
             let base = local[p].map { $0.base } ?? servedVersion(p)
             handles[slot] = Handle(path: p, writable: true, content: c, base: base)
-            if truncate { setContent(p, [], base: base) }
+            if truncate { setContent(p, [], base: base); unrecorded.insert(p) }
         } else {
             handles[slot] = Handle(path: p, writable: true, content: [], base: nil)
             local[p] = Dirty(content: [], base: nil)
@@ -240,6 +249,7 @@ struct RefModel {
 
     private mutating func closeHandle(_ slot: Int) {
         guard let h = handles.removeValue(forKey: slot) else { return }
+        if !h.orphan { unrecorded.remove(h.path) }
         if h.orphan, !handles.values.contains(where: { $0.orphan && $0.orphanGroup == h.orphanGroup }) {
             orphanLeftovers.append(h.content)
         }
@@ -252,6 +262,7 @@ struct RefModel {
     /// the remote no longer has the version the handle holds (deleted, replaced by a folder,
     /// or changed by another client, or by our own conflict copy after an fsync).
     private func handleOfVanishedFile(_ h: Handle) -> Bool {
+        if h.detached && !h.orphan && KnownIssues.writeThroughHandleBehindTheRemote { return true }
         guard !h.orphan, local[h.path] == nil else { return false }
         guard case .file(_, let v)? = served[h.path] else { return KnownIssues.writeThroughHandleOfRemotelyDeletedFile }
         return v != h.base && KnownIssues.writeThroughHandleBehindTheRemote
@@ -291,6 +302,7 @@ struct RefModel {
             return .ok
         case .truncate(let slot, let size):
             guard let h = handles[slot], h.writable, !handleOfVanishedFile(h) else { return .skip }
+            if h.orphan && h.orphanedBehind && KnownIssues.truncateThroughOrphanOfAnOutdatedEntry { return .skip }
             var c = h.content
             if c.count > size { c.removeLast(c.count - size) } else { c += [UInt8](repeating: 0, count: size - c.count) }
             if h.orphan { setOrphanContent(h.orphanGroup, c); return .ok }
@@ -306,11 +318,13 @@ struct RefModel {
             let base = local[p].map { $0.base } ?? servedVersion(p)
             if c.count > size { c.removeLast(c.count - size) } else { c += [UInt8](repeating: 0, count: size - c.count) }
             setContent(p, c, base: base)
+            unrecorded.remove(p)
             // Its own handle closes: the upload starts unless another writer has the file open.
             if !handles.values.contains(where: { $0.path == p && $0.writable && !$0.orphan }) { upload(p) }
             return .ok
         case .fsync(let slot):
             guard let h = handles[slot] else { return .skip }
+            if !h.orphan { unrecorded.remove(h.path) }
             guard h.writable, !h.orphan, local[h.path] != nil else { return .ok }
             switch upload(h.path) {
             case .done, .conflict: return .ok
@@ -390,6 +404,8 @@ struct RefModel {
                 if local[p] != nil { return .error(.denied) }  // refused: not generated
             }
             if v[b] != nil, local[b] != nil { upload(b) }
+            // The flush may have ended in a conflict copy that took the name away.
+            if view()[a] == nil { return .error(.notFound) }
             if failedByFault { return .ok }
             // The remote moves what it has; dirty state moves along.
             let moved = served.filter { $0.key == a || isUnder($0.key, a) }
@@ -434,6 +450,8 @@ struct RefModel {
             }
             return .ok
         case .crash:
+            if KnownIssues.truncatingOpenNotRecordedUntilClose,
+               unrecorded.contains(where: { local[$0] != nil }) { return .skip }
             for slot in handles.keys.sorted() where handles[slot]?.orphan == true { closeHandle(slot) }
             handles.removeAll()
             // The next core resumes every upload in the journal.
