@@ -156,6 +156,13 @@ final class CoreHarness: @unchecked Sendable {
         guard KnownIssues.sameContentCheckGivesUpOnTransientFault else { return false }
         let armed = plan.armedFaults
         switch step {
+        case .fail(.stat, _, _, nil, _):
+            // Besides the comparison, a stat is the refresh after a conflict or refusal
+            // (staleNameWhenRefreshFails): generic stat faults are left out altogether.
+            return true
+        case .fail(.read, _, _, nil, _) where !model.local.isEmpty:
+            // A dirty file's upload may meet "exists"/"version changed" and compare.
+            return true
         case .fail(.upload, _, _, _, true), .closeRefused(_, .versionChanged):
             return armed.contains { $0.path == nil && [.read, .stat, .any].contains($0.kind) }
         case .fail(let kind, _, _, nil, _) where [.read, .stat, .any].contains(kind):

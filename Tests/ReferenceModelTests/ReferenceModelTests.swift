@@ -83,14 +83,16 @@ enum KnownIssues {
     /// truncate by path is skipped while another writable handle is open on the file.
     static let truncateByPathBesideAnOpenWriterUploadsAtOnce = excluded
 
-    /// A file whose cache entry was never recorded in the store (opened with O_TRUNC, or
-    /// created over an existing name, and not closed yet) is deleted while open: `remove`
-    /// → `ContentCache.remove` unlinks the cache file only through its store record, and the
-    /// last close (`release`) unlinks only entries still registered, so the cache file stays
-    /// behind, unknown to the store. The next mount (`rescueUnknownFiles`) moves it to
-    /// lost+found as "content not known to the database": a file the user deleted shows up
-    /// as rescued content (and takes disk until then). Excluded: lost+found may hold, besides
-    /// what the model expects, the last content of files deleted while open.
+    /// A file open here goes away while open — deleted here (its cache entry never recorded
+    /// in the store: opened with O_TRUNC, or created over an existing name), or renamed away
+    /// by another client and its name then reused by a rename here (`ContentCache.move`
+    /// replaces the entry of the open file): `ContentCache.remove` unlinks a cache file only
+    /// through its store record, and the last close (`release`) unlinks only entries still
+    /// registered, so the cache file stays behind, unknown to the store. The next mount
+    /// (`rescueUnknownFiles`) moves it to lost+found as "content not known to the database":
+    /// content the user deleted (or clean content) shows up as rescued, and takes disk until
+    /// then. Excluded: lost+found may hold, besides what the model expects, content that a
+    /// handle held when it closed (a real loss would still show as a missing file).
     static let deletedWhileOpenContentLeaks = excluded
 
     /// An upload whose answer was lost (the server stored it) is retried, gets "version
@@ -98,9 +100,10 @@ enum KnownIssues {
     /// copy. A transient failure of that comparison's stat or read counts as "different"
     /// (`Domain.remoteItemWithSameContent` returns nil on any error), so a conflict copy of
     /// identical content is made, which the README says does not happen. The same when the
-    /// server answers "version changed" for an upload whose bytes it already has. Excluded:
-    /// generic read/stat faults are not armed together with a lost-answer upload fault or an
-    /// injected version conflict.
+    /// server answers "version changed" for an upload whose bytes it already has, or "exists"
+    /// for a new file another client created with the same bytes. Excluded: generic stat
+    /// faults are not armed; generic read faults only while no file is dirty and not together
+    /// with a lost-answer upload fault or an injected version conflict.
     static let sameContentCheckGivesUpOnTransientFault = excluded
 
     /// An existing file opened with O_TRUNC (or `create` over it) whose content was never
@@ -121,7 +124,32 @@ enum KnownIssues {
     /// checks `entry.deleted`, not `entry.stale` as `write` does) marks the orphan's
     /// "//orphan-N" name dirty; its upload fails "the item to upload is gone" forever, so
     /// the drain at unmount never empties. Excluded: truncate through such an orphan handle.
+    /// The same handle (behind the remote, then orphaned) cannot read back what was written
+    /// through it: `ContentCache.provide` answers ESTALE for a stale entry even for bytes the
+    /// handle wrote itself (README: a deleted-while-open file keeps working for `read`).
+    /// Excluded with it: readHandle through such an orphan.
     static let truncateThroughOrphanOfAnOutdatedEntry = excluded
+
+    /// A file dirty here is deleted by another client, which then makes a folder of that
+    /// name. The upload (If-Match the old version) goes through `LocalProvider.replace`,
+    /// which renames whatever is at the name aside — the other client's folder — finds it is
+    /// not the base version, cannot link a folder back, and leaves it as
+    /// `NAME (displaced xxxxxx)`: the other client's folder is renamed
+    /// (Sources/Providers/Local/LocalProvider+Writing.swift). Excluded: no remote mkdir at
+    /// the name of a file dirty here.
+    static let localReplaceDisplacesAFolderAtTheName = excluded
+
+    /// Racy (seen once in three default runs on a loaded machine, seed 40, not shrunk below
+    /// 70 steps): the server answers "version changed" for an upload although the file did not
+    /// change there (an injected conflict); the conflict copy is made and the name refreshed
+    /// to the server's version — which is the same version string the local edit was based
+    /// on — and a read right after returned the local bytes (15109 bytes, other content) as
+    /// if they were the server's. Suspected: the content record persisted at close
+    /// (`finishWriting` → `persist`) carries the base version, so content of the local edit
+    /// is taken for the server's version when `saveConflictCopy`'s `content.remove` and the
+    /// reader's `retain` interleave. Excluded: `closeRefused(.versionChanged)` is skipped when
+    /// the served version is still the edit's base.
+    static let conflictCopyWithoutRemoteChangeServesLocalBytes = excluded
 
     /// After a conflict copy (or a read that met another version), `refreshItem` re-reads the
     /// name's metadata; when that stat fails transiently the placeholder keeps the local
@@ -226,6 +254,16 @@ final class ReferenceModelTests: XCTestCase {
                 .fsync(slot: 0), .write(slot: 0, offset: 7655, length: 2759, fill: 5)]),
             ("dirtyFileHiddenWhenItsFolderGoesAtTheRemote", [
                 .remoteMkdir("/e"), .create("/e/d", slot: 1), .remoteDelete("/e"), .mkdir("/e")]),
+            ("localReplaceDisplacesAFolderAtTheName", [
+                .create("/b", slot: 2), .close(slot: 2), .openWrite("/b", truncate: false, slot: 0),
+                .truncate(slot: 0, size: 2547), .remoteDelete("/b"), .remoteMkdir("/b")]),
+            ("truncatingOpenNotRecordedUntilClose (an empty file opened for writing)", [
+                .mkdir("/e"), .remoteWrite("/e/c.md", length: 0, fill: 176), .openWrite("/e/c.md", truncate: false, slot: 1),
+                .write(slot: 1, offset: 0, length: 4541, fill: 244), .crash, .read("/e/c.md")]),
+            ("truncateThroughOrphanOfAnOutdatedEntry (readHandle)", [
+                .remoteMkdir("/d"), .create("/d/x", slot: 1), .rename("/d/x", "/b", noReplace: false),
+                .remoteWrite("/b", length: 1539, fill: 94), .read("/b"), .unlink("/b"),
+                .write(slot: 1, offset: 0, length: 4680, fill: 58), .readHandle(slot: 1)]),
             ("rootListingRacesResumeUploads (racy: run it a few times)", [
                 .create("/c.md", slot: 1), .write(slot: 1, offset: 0, length: 1000, fill: 3),
                 .remoteWrite("/c.md", length: 2332, fill: 126), .crash]),
@@ -247,7 +285,11 @@ final class ReferenceModelTests: XCTestCase {
                 .closeRefused(slot: 1, error: .versionChanged)]),
         ]
         for (name, steps) in repros {
-            let failure = await Self.runOnce(steps)
+            var failure = await Self.runOnce(steps)
+            // Racy ones get a few tries to show (in show mode only).
+            for _ in 0..<(name.contains("racy") && !KnownIssues.excluded ? 9 : 0) where failure == nil {
+                failure = await Self.runOnce(steps)
+            }
             if KnownIssues.excluded {
                 XCTAssertNil(failure, "\(name): \(failure.map { "\($0)" } ?? "")")
             } else {
