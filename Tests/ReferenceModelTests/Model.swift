@@ -60,6 +60,12 @@ struct RefModel {
     /// Files opened with O_TRUNC over an existing file whose handle has not been closed or
     /// fsynced since (KnownIssues.truncatingOpenNotRecordedUntilClose).
     var unrecorded: Set<String> = []
+    /// Names whose file went at the remote while a handle had it open
+    /// (KnownIssues.contentOfAFileGoneWhileOpenReusedByANewFile).
+    var lingering: Set<String> = []
+    private mutating func noteGone(_ p: String) {
+        for h in handles.values where !h.orphan && (h.path == p || isUnder(h.path, p)) { lingering.insert(h.path) }
+    }
     var nextVersion = 1
     var conflictSeq = 0
     /// Path-specific upload faults still armed, in the order the provider consumes them.
@@ -278,6 +284,7 @@ struct RefModel {
             if let e = resolve(parentPath(p), view: v) { return .error(e) }
             if case .file? = v[parentPath(p)] { return .error(.notAFolder) }
             if case .folder? = v[p] { return .error(.isAFolder) }
+            if v[p] == nil, lingering.contains(p), KnownIssues.contentOfAFileGoneWhileOpenReusedByANewFile { return .skip }
             if failedByFault { return .ok }
             openForWriting(p, truncate: true, slot: slot, v: v)
             return .ok
@@ -434,6 +441,7 @@ struct RefModel {
             guard p != "/", served[p] != nil else { return .skip }
             if KnownIssues.dirtyFileHiddenWhenItsFolderGoesAtTheRemote, local.keys.contains(where: { isUnder($0, p) }) { return .skip }
             for k in served.keys where k == p || isUnder(k, p) { served[k] = nil }
+            noteGone(p)
             return .ok
         case .remoteRename(let a, let b):
             guard a != "/", served[a] != nil, served[b] == nil, case .folder? = served[parentPath(b)],
@@ -442,6 +450,7 @@ struct RefModel {
             let moved = served.filter { $0.key == a || isUnder($0.key, a) }
             for (k, _) in moved { served[k] = nil }
             for (k, n) in moved { served[b + k.dropFirst(a.count)] = n }
+            noteGone(a)
             return .ok
         case .remoteMkdir(let p):
             guard case .folder? = served[parentPath(p)], served[p] == nil else { return .skip }
