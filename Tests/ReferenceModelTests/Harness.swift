@@ -63,21 +63,16 @@ final class CoreHarness: @unchecked Sendable {
 
     /// The mount's start: connect, list the root ahead, resume the journal's uploads.
     func start() async throws {
-        // In `MountRunner`'s order: the root listing is started, not awaited, before the uploads resume.
+        // In `MountRunner`'s order.
         // Faults are held back while connecting (a mount that cannot connect does not start);
         // the resumed uploads and the root listing take them as any other call.
         plan.suspend()
         _ = try await domain.connect()
         plan.resume()
-        if KnownIssues.rootListingRacesResumeUploads {
-            // The order that avoids the race (see KnownIssues): the journal first.
-            domain.resumeUploads()
-            await domain.listRootAhead().value
-        } else {
-            let rootListing = domain.listRootAhead()
-            domain.resumeUploads()
-            await rootListing.value
-        }
+        // The journal first, then the root listing (a listing merged before the journal's
+        // dirty items are known dropped them: fixed in MountRunner).
+        domain.resumeUploads()
+        await domain.listRootAhead().value
         try await settle(step: -1)
     }
 

@@ -14,8 +14,9 @@ import FavFSCore
 /// - a folder deleted at the remote under a dirty file is re-created by its upload;
 /// - transient upload failures retry (10 attempts, 3 while unmounting), then the file stays
 ///   dirty until the next trigger (close, fsync, rename, drain, next mount); nothing is lost;
-/// - `.denied` on an upload ends it: the content goes to lost+found, the file shows the
-///   server's state again;
+/// - `.denied` on an upload ends it: the file stays in the view as written, refused (not sent
+///   again, also not after a crash, until it changes; a never-uploaded one renamed is sent
+///   under its new name), and a copy of its content goes to lost+found;
 /// - a crash loses no acknowledged write: the next core resumes every dirty upload.
 struct RefModel {
     enum Node: Equatable { case folder; case file([UInt8], version: Int) }
@@ -25,6 +26,8 @@ struct RefModel {
         var base: Int?
         /// The last upload attempt failed transiently (stays dirty).
         var failed = false
+        /// The server refused it for good: stays dirty, not sent again until it changes.
+        var refused = false
     }
     struct Handle: Equatable {
         var path: String
@@ -146,6 +149,7 @@ struct RefModel {
     @discardableResult
     mutating func upload(_ p: String) -> UploadResult {
         guard var d = local[p] else { return .done }
+        if d.refused { return .refused }
         var attempts = 0
         let limit = draining ? 3 : 10
         while true {
@@ -157,7 +161,8 @@ struct RefModel {
                 switch f.error {
                 case .denied:
                     lostFound.append(d.content)
-                    local[p] = nil
+                    d.refused = true
+                    local[p] = d
                     return .refused
                 case .versionChanged:
                     if case .file(let c, _)? = served[p], c == d.content { finishUpload(p); return .done }
@@ -220,7 +225,11 @@ struct RefModel {
     private func attached(_ p: String) -> [Int] { handles.filter { $0.value.path == p && !$0.value.orphan }.map(\.key).sorted() }
 
     private mutating func setContent(_ p: String, _ c: [UInt8], base: Int?) {
-        if local[p] == nil { local[p] = Dirty(content: c, base: base) } else { local[p]!.content = c; local[p]!.failed = false }
+        if local[p] == nil {
+            local[p] = Dirty(content: c, base: base)
+        } else {
+            local[p]!.content = c; local[p]!.failed = false; local[p]!.refused = false
+        }
         for k in attached(p) { handles[k]!.content = c }
     }
 
@@ -268,10 +277,10 @@ struct RefModel {
     /// the remote no longer has the version the handle holds (deleted, replaced by a folder,
     /// or changed by another client, or by our own conflict copy after an fsync).
     private func handleOfVanishedFile(_ h: Handle) -> Bool {
-        if h.detached && !h.orphan && KnownIssues.writeThroughHandleBehindTheRemote { return true }
+        if h.detached && !h.orphan && KnownIssues.writesAfterAConflictCopyOnFsync { return true }
         guard !h.orphan, local[h.path] == nil else { return false }
-        guard case .file(_, let v)? = served[h.path] else { return KnownIssues.writeThroughHandleOfRemotelyDeletedFile }
-        return v != h.base && KnownIssues.writeThroughHandleBehindTheRemote
+        guard case .file? = served[h.path] else { return KnownIssues.writeThroughHandleOfRemotelyDeletedFile }
+        return false
     }
 
     /// Applies `step` and says what the core must answer. `failedByFault`: the core answered
@@ -343,7 +352,7 @@ struct RefModel {
             closeHandle(slot)
             return .ok
         case .closeRefused(let slot, let error):
-            guard let h = handles[slot], h.writable, !h.orphan, let d = local[h.path], !d.failed,
+            guard let h = handles[slot], h.writable, !h.orphan, let d = local[h.path], !d.failed, !d.refused,
                   handles.values.filter({ $0.path == h.path }).count == 1,
                   uploadFaults[h.path] == nil else { return .skip }
             if error == .versionChanged, KnownIssues.conflictCopyWithoutRemoteChangeServesLocalBytes,
@@ -407,6 +416,15 @@ struct RefModel {
                     if served.keys.contains(where: { parentPath($0) == b }) { return .error(.notEmpty) }
                 default: break
                 }
+            }
+            // A refused file never uploaded is renamed here and sent under its new name.
+            if v[b] == nil, let d = local[a], d.refused, d.base == nil {
+                if failedByFault { return .ok }
+                local[a] = nil
+                local[b] = Dirty(content: d.content, base: nil)
+                for (k, h) in handles where !h.orphan && h.path == a { handles[k]!.path = b }
+                upload(b)
+                return .ok
             }
             // Pending uploads of the source finish first (their failure fails the rename).
             for p in local.keys.sorted() where p == a || isUnder(p, a) {

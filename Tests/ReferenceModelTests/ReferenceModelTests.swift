@@ -51,21 +51,15 @@ enum KnownIssues {
     /// truncates through such a handle are skipped.
     static let writeThroughHandleOfRemotelyDeletedFile = excluded
 
-    /// A file open for writing, still clean, is changed by another client (noticed), or our own
-    /// fsync of it ended in a conflict copy; then the program writes through the handle, which
-    /// still holds the older content.
-    /// - After another client's change: `Domain.write` bases the new dirty state on the
-    ///   placeholder's version *now* (the other client's), not on the version the handle's
-    ///   content came from, so the upload (If-Match the new version) replaces the other
-    ///   client's content with the old content plus the write — the other client's edit is
-    ///   lost without a conflict copy.
-    /// - After a conflict on fsync: `saveConflictCopy` removed the cache entry the handle
-    ///   writes to (`content.remove`), so later writes through it are acknowledged and never
-    ///   uploaded: lost at close.
-    /// The model expects the write to be kept and uploaded against the version the handle's
-    /// content came from (a conflict copy when the remote moved on). Excluded: writes and
+    /// A file open for writing, still clean, whose fsync ended in a conflict copy; then the
+    /// program writes through the handle again: `saveConflictCopy` removed the cache entry the
+    /// handle writes to (`content.remove`), so later writes through it are acknowledged and
+    /// never uploaded: lost at close. The model expects them kept and uploaded (against the
+    /// version the handle's content came from: another conflict copy). Excluded: writes and
     /// truncates through such a handle are skipped.
-    static let writeThroughHandleBehindTheRemote = excluded
+    /// (Its sibling — another client's change noticed while the handle was open, then a write:
+    /// the upload replaced the other client's edit — is fixed: `markDirty(through:)`.)
+    static let writesAfterAConflictCopyOnFsync = excluded
 
     /// Another client deletes (or renames away) a folder holding a file that is dirty here.
     /// The core drops the folder from the view at the next listing, and the dirty file with
@@ -75,17 +69,6 @@ enum KnownIssues {
     /// renames are skipped while a file under the folder is dirty.
     static let dirtyFileHiddenWhenItsFolderGoesAtTheRemote = excluded
 
-    /// At mount (`MountRunner`), the root listing is started (`listRootAhead`) before
-    /// `resumeUploads` registers the journal's dirty items. When the listing wins the race:
-    /// - a file created here before the crash and not uploaded yet is dropped from the merged
-    ///   listing (`enumerate` keeps only dirty children it knows), so it does not show and its
-    ///   upload ends with "the item to upload is gone" — forever (drain fails);
-    /// - a dirty file that another client also changed is taken for clean content of an older
-    ///   version: `applyRemoteChanges` → `ContentCache.dropOutdated` deletes its cache file,
-    ///   the only copy of what was written before the crash; the upload then fails with "the
-    ///   cached content to upload is missing". Data loss.
-    /// Excluded: the harness resumes the uploads before it lists the root.
-    static let rootListingRacesResumeUploads = excluded
 
     /// truncate(2) by path (setattr size without a handle: `Domain.setSize(_, _, handle: nil)`
     /// opens, truncates and closes a handle of its own) while a program has the file open for
@@ -277,10 +260,10 @@ final class ReferenceModelTests: XCTestCase {
             ("writeThroughHandleOfRemotelyDeletedFile", [
                 .remoteMkdir("/d"), .create("/d/a.txt", slot: 2), .rename("/d/a.txt", "/c.md", noReplace: false),
                 .remoteDelete("/c.md"), .write(slot: 2, offset: 3718, length: 5142, fill: 216), .fsync(slot: 2)]),
-            ("writeThroughHandleBehindTheRemote (another client's edit lost)", [
+            ("fixed: a write through a handle behind the remote (another client's edit lost)", [
                 .remoteWrite("/a.txt", length: 5557, fill: 254), .openWrite("/a.txt", truncate: false, slot: 0),
                 .remoteWrite("/a.txt", length: 3159, fill: 65), .write(slot: 0, offset: 1371, length: 3041, fill: 174)]),
-            ("writeThroughHandleBehindTheRemote (writes after a conflict on fsync lost)", [
+            ("writesAfterAConflictCopyOnFsync", [
                 .remoteMkdir("/d"), .remoteWrite("/d/b", length: 3063, fill: 69), .openWrite("/d/b", truncate: false, slot: 0),
                 .write(slot: 0, offset: 5378, length: 2277, fill: 57), .remoteWrite("/d/b", length: 2623, fill: 20),
                 .fsync(slot: 0), .write(slot: 0, offset: 7655, length: 2759, fill: 5)]),
@@ -303,7 +286,7 @@ final class ReferenceModelTests: XCTestCase {
                 .remoteWrite("/b", length: 2904, fill: 11), .create("/c.md", slot: 0),
                 .fail(.upload, count: 12, error: .serverError, path: "/c.md"), .rename("/b", "/c.md", noReplace: false),
                 .read("/c.md")]),
-            ("rootListingRacesResumeUploads (racy: run it a few times)", [
+            ("fixed: the mount's root listing raced the journal's uploads (racy: run it a few times)", [
                 .create("/c.md", slot: 1), .write(slot: 1, offset: 0, length: 1000, fill: 3),
                 .remoteWrite("/c.md", length: 2332, fill: 126), .crash]),
             ("deletedWhileOpenContentLeaks", [
