@@ -91,16 +91,10 @@ enum KnownIssues {
     /// handle held when it closed (a real loss would still show as a missing file).
     static let deletedWhileOpenContentLeaks = excluded
 
-    /// An upload whose answer was lost (the server stored it) is retried, gets "version
-    /// changed", and the core compares the server's bytes with its own before making a conflict
-    /// copy. A transient failure of that comparison's stat or read counts as "different"
-    /// (`Domain.remoteItemWithSameContent` returns nil on any error), so a conflict copy of
-    /// identical content is made, which the README says does not happen. The same when the
-    /// server answers "version changed" for an upload whose bytes it already has, or "exists"
-    /// for a new file another client created with the same bytes. Excluded: generic stat
-    /// faults are not armed; generic read faults only while no file is dirty and not together
-    /// with a lost-answer upload fault or an injected version conflict.
-    static let sameContentCheckGivesUpOnTransientFault = excluded
+    /// Fixed (`remoteItemWithSameContent` throws a transient failure instead of calling the
+    /// content different): a transient fault during the comparison made a conflict copy of
+    /// identical bytes. Kept as a switch set to false so its exclusions can be turned back on.
+    static let sameContentCheckGivesUpOnTransientFault = false
 
     /// An existing file opened with O_TRUNC (or `create` over it) whose content was never
     /// cached gets a cache entry that is not recorded in the store (`ContentCache.retain`:
@@ -301,7 +295,7 @@ final class ReferenceModelTests: XCTestCase {
             ("staleNameWhenRefreshFails", [
                 .remoteMkdir("/d"), .fail(.stat, count: 3, error: .serverError), .create("/d/c.md", slot: 0), .close(slot: 0),
                 .openWrite("/d/c.md", truncate: true, slot: 0), .remoteDelete("/d/c.md"), .close(slot: 0), .list("/d")]),
-            ("sameContentCheckGivesUpOnTransientFault", [
+            ("fixed: sameContentCheckGivesUpOnTransientFault", [
                 .mkdir("/d"), .remoteWrite("/d/b", length: 101, fill: 55), .remoteMkdir("/e"), .truncatePath("/d/b", size: 0),
                 .remoteRename("/d/b", "/e/c.md"), .fail(.stat, count: 1, error: .timedOut), .create("/e/c.md", slot: 1),
                 .closeRefused(slot: 1, error: .versionChanged)]),

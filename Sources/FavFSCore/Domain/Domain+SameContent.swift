@@ -10,10 +10,19 @@ extension Domain {
     /// loses nothing; the comparison would cost a download of the whole file).
     static let sameContentCheckLimit: Int64 = 1 << 30
 
-    /// The remote item, when the remote file at `id` has exactly the bytes of `id`'s cache file.
-    func remoteItemWithSameContent(_ id: ItemIdentifier) async -> Item? {
-        guard let remote = try? await provider.item(for: id), remote.kind == .file,
-              let (local, length) = try? content.openForUpload(id) else { return nil }
+    /// The remote item, when the remote file at `id` has exactly the bytes of `id`'s cache file;
+    /// nil when it differs (or is gone). Throws when the server could not be asked (a transient
+    /// error): that is not a difference, and must not make a conflict copy of identical bytes.
+    func remoteItemWithSameContent(_ id: ItemIdentifier) async throws(ProviderError) -> Item? {
+        let remote: Item
+        do {
+            remote = try await provider.item(for: id)
+        } catch let e as ProviderError where e.isTransient {
+            throw e
+        } catch {
+            return nil
+        }
+        guard remote.kind == .file, let (local, length) = try? content.openForUpload(id) else { return nil }
         defer { close(local) }
         guard remote.size == length, length <= Self.sameContentCheckLimit else { return nil }
         // An unlinked file beside the cache: private, and gone whatever happens.
@@ -24,8 +33,15 @@ extension Domain {
         name.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         defer { close(fetched) }
         if length > 0 {
-            guard let got = try? await provider.readContents(of: remote, range: 0..<length, into: ContentSink(fd: fetched)),
-                  got == 0..<length else { return nil }
+            let got: Range<Int64>
+            do {
+                got = try await provider.readContents(of: remote, range: 0..<length, into: ContentSink(fd: fetched))
+            } catch let e as ProviderError where e.isTransient {
+                throw e
+            } catch {
+                return nil
+            }
+            guard got == 0..<length else { return nil }
         }
         return Self.sameBytes(local, fetched, length: length) ? remote : nil
     }

@@ -64,7 +64,16 @@ extension Domain {
             } catch let e as ProviderError where e.kind == .versionChanged || (e.kind == .exists && journal.isNew) {
                 // The server may hold these very bytes already (an upload confirmed just
                 // before a kill, whose journal update was lost): then it is done, not a conflict.
-                if let same = await remoteItemWithSameContent(id) {
+                let same: Item?
+                do {
+                    same = try await remoteItemWithSameContent(id)
+                } catch {
+                    // The comparison itself failed (the server in trouble): not a conflict yet.
+                    attempt += 1
+                    if await backOff(id, journal: journal, attempt: attempt, after: error) { continue }
+                    return
+                }
+                if let same {
                     log.info("\(id): the server already has this content (\(e.detail)); recorded as uploaded, no conflict copy")
                     if await commit(id, uploaded: same, generation: generation) { return }
                     continue
@@ -73,23 +82,8 @@ extension Domain {
                 return
             } catch let e as ProviderError where e.isTransient {
                 attempt += 1
-                var j = journal
-                j.attempts += 1
-                j.lastError = e.description
-                try? store.saveJournal(j)
-                lock.withLock { if dirty[id] != nil { dirty[id]!.journal = j } }
-                // Bounded: a server that keeps failing must not keep this loop (nor unmount,
-                // which waits for it) going forever. The content stays dirty; the poller tries
-                // it again (`retryFailedUploads`), as do the next change and the next mount.
-                let limit = lock.withLock { draining } ? options.maxUploadAttemptsWhileUnmounting : options.maxUploadAttempts
-                if attempt >= limit || Task.isCancelled {
-                    log.error("upload of \(id) failed \(attempt) times (last: \(e)); the local content is kept in the cache and tried again later")
-                    finishFailed(id, e)
-                    return
-                }
-                let delay = min(options.maxUploadBackoff, 0.5 * pow(2, Double(min(attempt, 10))))
-                log.warning("upload of \(id) failed (\(e)); retrying in \(delay) s (attempt \(attempt) of \(limit))")
-                try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                if await backOff(id, journal: journal, attempt: attempt, after: e) { continue }
+                return
             } catch where lock.withLock({ dirty[id] != nil && dirty[id]!.generation != generation }) {
                 // The file changed under the upload (a truncate made it read short): go again.
                 log.debug("upload of \(id) raced a local change (\(error)); again")
@@ -116,6 +110,29 @@ extension Domain {
                 return
             }
         }
+    }
+
+    /// After a transient failure: records it in the journal and waits before the next attempt.
+    /// False when the attempts are used up (the upload is then marked failed): bounded, so a
+    /// server that keeps failing keeps neither this loop nor unmount (which waits for it) going
+    /// forever. The content stays dirty; the poller tries it again (`retryFailedUploads`), as
+    /// do the next change and the next mount.
+    private func backOff(_ id: ItemIdentifier, journal: PlaceholderStore.JournalEntry, attempt: Int, after e: ProviderError) async -> Bool {
+        var j = journal
+        j.attempts += 1
+        j.lastError = e.description
+        try? store.saveJournal(j)
+        lock.withLock { if dirty[id] != nil { dirty[id]!.journal = j } }
+        let limit = lock.withLock { draining } ? options.maxUploadAttemptsWhileUnmounting : options.maxUploadAttempts
+        if attempt >= limit || Task.isCancelled {
+            log.error("upload of \(id) failed \(attempt) times (last: \(e)); the local content is kept in the cache and tried again later")
+            finishFailed(id, e)
+            return false
+        }
+        let delay = min(options.maxUploadBackoff, 0.5 * pow(2, Double(min(attempt, 10))))
+        log.warning("upload of \(id) failed (\(e)); retrying in \(delay) s (attempt \(attempt) of \(limit))")
+        try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+        return true
     }
 
     /// Records a confirmed upload. True when the item is clean; false when it changed meanwhile.
