@@ -105,8 +105,9 @@ enum KnownIssues {
     /// server's old content, and the upload fails with "the cached content to upload is
     /// missing" at every drain. What was written before the crash is not on the server and
     /// not where the user put it (README: "a crash loses nothing written before it").
-    /// Excluded: no crash while such a handle is open and its file is dirty.
-    static let truncatingOpenNotRecordedUntilClose = excluded
+    /// Fixed: the journal row's transaction records the content too (`markDirtyRecording`).
+    /// Kept as a switch set to false so its exclusion can be turned back on.
+    static let truncatingOpenNotRecordedUntilClose = false
 
     /// A handle whose cache entry went stale (another client changed the file, then the file
     /// was opened again here, which gives the new version a new entry), then the file is
@@ -266,7 +267,7 @@ final class ReferenceModelTests: XCTestCase {
             ("localReplaceDisplacesAFolderAtTheName", [
                 .create("/b", slot: 2), .close(slot: 2), .openWrite("/b", truncate: false, slot: 0),
                 .truncate(slot: 0, size: 2547), .remoteDelete("/b"), .remoteMkdir("/b")]),
-            ("truncatingOpenNotRecordedUntilClose (an empty file opened for writing)", [
+            ("fixed: truncatingOpenNotRecordedUntilClose (an empty file opened for writing)", [
                 .mkdir("/e"), .remoteWrite("/e/c.md", length: 0, fill: 176), .openWrite("/e/c.md", truncate: false, slot: 1),
                 .write(slot: 1, offset: 0, length: 4541, fill: 244), .crash, .read("/e/c.md")]),
             ("truncateThroughOrphanOfAnOutdatedEntry (readHandle)", [
@@ -286,7 +287,7 @@ final class ReferenceModelTests: XCTestCase {
             ("deletedWhileOpenContentLeaks", [
                 .remoteWrite("/b", length: 4869, fill: 106), .create("/b", slot: 1), .unlink("/b"),
                 .truncate(slot: 1, size: 1769), .crash]),
-            ("truncatingOpenNotRecordedUntilClose", [
+            ("fixed: truncatingOpenNotRecordedUntilClose", [
                 .remoteWrite("/a.txt", length: 4378, fill: 49), .create("/a.txt", slot: 0), .truncate(slot: 0, size: 1189),
                 .crash, .check]),
             ("truncateThroughOrphanOfAnOutdatedEntry", [

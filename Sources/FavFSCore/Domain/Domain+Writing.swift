@@ -123,6 +123,16 @@ extension Domain {
 
     // MARK: files
 
+    /// `markDirty`, with the content record of `entry` in the journal row's transaction when the
+    /// store has none yet (an entry opened without a byte downloaded: a truncating open, an
+    /// empty file): a crash before the close must find the cache file named by a record, or
+    /// the next mount takes it for unknown content and the change is lost. Found by the
+    /// reference model (`truncatingOpenNotRecordedUntilClose`).
+    func markDirtyRecording(_ id: ItemIdentifier, _ entry: ContentEntry, through handle: OpenFile? = nil) throws {
+        let unrecorded = entry.withLock { entry.recorded || entry.deleted || entry.stale ? nil : entry.record }
+        if try markDirty(id, content: unrecorded, through: handle), unrecorded != nil { content.recorded(entry) }
+    }
+
     /// Creates a file (or opens an existing one truncated, unless `exclusive`).
     public func create(_ parent: ItemIdentifier, _ name: String, exclusive: Bool) async throws -> (item: Item, handle: UInt64) {
         let id = parent.child(name)
@@ -184,7 +194,7 @@ extension Domain {
         let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: wasDirty)
         do {
             if truncate {
-                try markDirty(id)
+                try markDirtyRecording(id, entry)
                 streamOutOfOrder(id, "the file was truncated")
                 try content.setSize(entry, 0)
                 changeLanded(id)
@@ -212,7 +222,7 @@ extension Domain {
         try checkFileSize(id, offset + Int64(buffer.count))
         // Based on the placeholder's version now (an upload of ours may have committed a newer
         // version since this handle was opened) unless the remote changed under the handle.
-        try markDirty(id, through: f)
+        try markDirtyRecording(id, f.entry, through: f)
         let n = try content.write(f.entry, offset: offset, buffer)
         changeLanded(id)
         touch(id, size: f.entry.withLock { f.entry.size })
@@ -236,7 +246,7 @@ extension Domain {
                 return orphanItem(id) ?? f.item
             }
             try checkFileSize(id, size)
-            try markDirty(id, through: f)
+            try markDirtyRecording(id, f.entry, through: f)
             streamOutOfOrder(id, "the file was truncated or extended to \(size) bytes")
             try content.setSize(f.entry, size)
             changeLanded(id)
