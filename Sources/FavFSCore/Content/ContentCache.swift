@@ -525,6 +525,16 @@ public final class ContentCache: @unchecked Sendable {
         if let e = entries[id] { e.withLock { e.version = version } }
     }
 
+    /// Forgets the content record of `id` (a new file is being created there) and removes its
+    /// cache file unless an open entry still uses it (a file deleted while open). Found by the
+    /// reference model: a new empty file read the content of the file deleted before it.
+    func dropStaleRecord(_ id: ItemIdentifier) {
+        guard let r = try? store.contentRecord(id) else { return }
+        let inUse = lock.withLock { entries.values.contains { $0.file == r.file } }
+        if !inUse { unlink(path(r.file)) }
+        try? store.deleteContent(id)
+    }
+
     /// `setVersion`, only if the open entry still has version `old`.
     func setVersion(_ id: ItemIdentifier, _ version: String, ifStill old: String) {
         lock.lock(); defer { lock.unlock() }

@@ -152,6 +152,9 @@ extension Domain {
     func createNew(_ id: ItemIdentifier) throws -> (item: Item, handle: UInt64) {
         let item = Item(identifier: id, kind: .file, size: 0, modified: Self.now)
         log.debug("create \(id)")
+        // A file deleted here while open may have left its record (for its handles): the new
+        // file must not start with that content.
+        content.dropStaleRecord(id)
         // The cache file first, then one transaction: journal row, placeholder, content record.
         let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: true, recordLater: true)
         let recorded: Bool
