@@ -23,6 +23,19 @@ final class CommandLineEndToEndTests: XCTestCase {
         return d
     }
 
+    /// Runs `favfs mount` for `m` as the plain user nobody: a copy of the binary nobody can run,
+    /// the served folder (a file:// remote) readable, the mount point and cache dir nobody's.
+    private func mountAsNobody(_ m: MountedFavFS, environment: [String] = []) throws -> TimedProcess.Result {
+        let binary = m.base.appendingPathComponent("favfs")
+        try Data(contentsOf: URL(fileURLWithPath: FavFSBinary.path)).write(to: binary)
+        chmod(binary.path, 0o755)
+        chmod(String(m.remote.dropFirst("file://".count)), 0o755)
+        chmod(m.base.path, 0o755)
+        for dir in [m.mountPoint, m.cacheDir] { chown(dir.path, 65534, 65534) }
+        return try TimedProcess.run("/usr/sbin/runuser", ["-u", "nobody", "--", "/usr/bin/env"] + environment +
+                                    [binary.path, "mount", m.path, "--remote", m.remote, "--cache-dir", m.cacheDir.path], timeout: 90)
+    }
+
     private func make(_ remote: String) throws -> MountedFavFS {
         let m = try MountedFavFS(remote: remote)
         mounts.append(m)
@@ -115,16 +128,8 @@ final class CommandLineEndToEndTests: XCTestCase {
         let original = st.st_mode & 0o7777
         chmod("/dev/fuse", 0o600)
         defer { chmod("/dev/fuse", original) }
-        let src = try folder()
-        let m = try make("file://" + src.path)
-        let binary = m.base.appendingPathComponent("favfs")
-        try Data(contentsOf: URL(fileURLWithPath: FavFSBinary.path)).write(to: binary)
-        chmod(binary.path, 0o755)
-        chmod(src.path, 0o755)
-        chmod(m.base.path, 0o755)
-        for dir in [m.mountPoint, m.cacheDir] { chown(dir.path, 65534, 65534) }
-        let r = try TimedProcess.run("/usr/sbin/runuser", ["-u", "nobody", "--", binary.path, "mount", m.path, "--remote", m.remote,
-                                                           "--cache-dir", m.cacheDir.path], timeout: 90)
+        let m = try make("file://" + (try folder()).path)
+        let r = try mountAsNobody(m)
         XCTAssertFalse(r.succeeded, "\(r)")
         XCTAssertTrue(r.stderr.contains("cannot open /dev/fuse: Permission denied") && r.stderr.contains("0600"), "\(r)")
     }
@@ -193,15 +198,7 @@ final class CommandLineEndToEndTests: XCTestCase {
         let fuse = try PlainUserFUSE()
         defer { fuse.restore() }
         let user = try make("file://" + src.path)
-        let binary = user.base.appendingPathComponent("favfs")
-        try Data(contentsOf: URL(fileURLWithPath: FavFSBinary.path)).write(to: binary)
-        chmod(binary.path, 0o755)
-        chmod(src.path, 0o755)
-        chmod(user.base.path, 0o755)
-        for dir in [user.mountPoint, user.cacheDir] { chown(dir.path, 65534, 65534) }
-        let userMount = try TimedProcess.run("/usr/sbin/runuser", ["-u", "nobody", "--", "/usr/bin/env", "XDG_RUNTIME_DIR=/nonexistent",
-                                                                   binary.path, "mount", user.path, "--remote", user.remote,
-                                                                   "--cache-dir", user.cacheDir.path], timeout: 90)
+        let userMount = try mountAsNobody(user, environment: ["XDG_RUNTIME_DIR=/nonexistent"])
         XCTAssertTrue(userMount.succeeded && user.isMounted, "plain user's mount: \(userMount)")
         let status = try TimedProcess.run(FavFSBinary.path, ["status", user.path], timeout: 30)
         XCTAssertTrue(!status.stdout.contains("not answering") && status.stdout.hasPrefix("folder"), "root's status of nobody's mount: \(status)")
