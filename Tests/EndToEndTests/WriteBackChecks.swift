@@ -178,6 +178,36 @@ enum WriteBackChecks {
         if let c = copies.first { XCTAssertEqual(server.data("cf/" + c), Data("local edit".utf8)) }
     }
 
+    /// The remote changed while the file was open; the program's fsync made the conflict copy,
+    /// and the program goes on writing through its descriptor: those writes belong to its edit,
+    /// now the copy, and reach the server there (they were once acknowledged and lost).
+    static func writesAfterAConflictCopy(_ mnt: MountedFavFS, _ server: ServerSide) throws {
+        try mnt.mountOrThrow()
+        let d = mnt.path + "/cw"
+        XCTAssertTrue(try sh("mkdir \(shq(d)) && printf base > \(shq(d + "/doc.txt"))").succeeded)
+        XCTAssertTrue(server.waitFor("cw/doc.txt", Data("base".utf8)), "the base version was never uploaded")
+        let r = try sh("""
+            /usr/bin/python3 -c '
+            import os, sys, time
+            fd = os.open(sys.argv[1], os.O_RDWR)
+            time.sleep(1.1)
+            with open(sys.argv[2], "w") as f: f.write("remote edit")
+            os.write(fd, b"local edit")
+            os.fsync(fd)
+            os.write(fd, b" and more")
+            os.close(fd)
+            ' \(shq(d + "/doc.txt")) \(shq(server.path("cw/doc.txt")))
+            """)
+        XCTAssertTrue(r.succeeded, "\(r)")
+        try server.fixOwnership()
+        try unmountOrFail(mnt)
+        XCTAssertEqual(server.data("cw/doc.txt"), Data("remote edit".utf8), "the remote version was overwritten")
+        let names = try FileManager.default.contentsOfDirectory(atPath: server.path("cw")).sorted()
+        let copies = names.filter { $0.hasPrefix("doc (conflict ") && $0.hasSuffix(").txt") }
+        XCTAssertEqual(copies.count, 1, "expected one conflict copy in \(names)")
+        if let c = copies.first { XCTAssertEqual(server.data("cw/" + c), Data("local edit and more".utf8), "the writes after the fsync were lost") }
+    }
+
     /// A seeded sequence of creates, writes at offsets, truncates, renames and unlinks, checked
     /// against an in-memory model through the mount, then on the server after unmount.
     static func randomOperations(_ mnt: MountedFavFS, _ server: ServerSide, seed: UInt64, steps: Int) throws {

@@ -52,6 +52,7 @@ final class WebDAVWriteBackEndToEndTests: XCTestCase {
         try WriteBackChecks.killDuringUpload(remote: Self.apache!.davURL, server, scratch: scratch)
     }
     func testConflictKeepsTheRemoteAndSavesALocalCopy() throws { try WriteBackChecks.conflict(try mount(), server) }
+    func testWritesAfterAConflictCopyGoToTheCopy() throws { try WriteBackChecks.writesAfterAConflictCopy(try mount(), server) }
     func testRandomOperationsMatchAModel() throws {
         try WriteBackChecks.randomOperations(try mount(), server, seed: 2026, steps: 2000)
     }
@@ -113,6 +114,7 @@ final class LocalWriteBackEndToEndTests: XCTestCase {
         try WriteBackChecks.killDuringUpload(remote: remote, server, scratch: scratch)
     }
     func testConflictKeepsTheRemoteAndSavesALocalCopy() throws { try WriteBackChecks.conflict(try mount(), server) }
+    func testWritesAfterAConflictCopyGoToTheCopy() throws { try WriteBackChecks.writesAfterAConflictCopy(try mount(), server) }
     func testRandomOperationsMatchAModel() throws {
         try WriteBackChecks.randomOperations(try mount(), server, seed: 7, steps: 2000)
     }

@@ -545,7 +545,9 @@ public final class ContentCache: @unchecked Sendable {
     /// below `from` answer to `to`. Their record saves wait meanwhile (their `saveLock`s are
     /// held), so none lands under the old name after the store moved: such a row would point a
     /// later item of that name at this cache file.
-    func move(_ from: ItemIdentifier, to: ItemIdentifier, record: () throws -> Void) rethrows {
+    /// `version`: the version the moved content is recorded under from now on (a local edit
+    /// handed to its conflict copy).
+    func move(_ from: ItemIdentifier, to: ItemIdentifier, version: String? = nil, record: () throws -> Void) rethrows {
         lock.lock(); defer { lock.unlock() }
         let prefix = from.rawValue + "/"
         let moving = entries.filter { $0.key == from || $0.key.rawValue.hasPrefix(prefix) }
@@ -555,7 +557,7 @@ public final class ContentCache: @unchecked Sendable {
         for (id, e) in moving {
             let newId = ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count))
             entries[id] = nil
-            e.withLock { e.id = newId }
+            e.withLock { e.id = newId; if let version { e.version = version } }
             entries[newId] = e
         }
     }

@@ -78,7 +78,7 @@ extension Domain {
                     if await commit(id, uploaded: same, generation: generation) { return }
                     continue
                 }
-                await saveConflictCopy(id, item: item, cause: e)
+                await saveConflictCopy(id, item: item, cause: e, generation: generation)
                 return
             } catch let e as ProviderError where e.isTransient {
                 attempt += 1
@@ -217,12 +217,14 @@ extension Domain {
     }
 
     /// The remote changed under a local edit: upload ours beside it, keep theirs under the name.
-    private func saveConflictCopy(_ id: ItemIdentifier, item: Item, cause: ProviderError) async {
+    /// `generation`: the dirty state's generation when this upload began.
+    private func saveConflictCopy(_ id: ItemIdentifier, item: Item, cause: ProviderError, generation: Int) async {
         guard let parent = id.parent, let w = try? writer(id) else { return }
         let now = Date()
         var attempt = 0
         var recreatedFolders = false
-        while true {
+        var saved: Item?
+        while saved == nil {
             let copyId = parent.child(Self.conflictName(id.name, date: now, attempt: attempt))
             do {
                 let (fd, length) = try content.openForUpload(id)
@@ -231,7 +233,7 @@ extension Domain {
                 copy.kind = .file
                 setPlaceholder(copy)
                 log.warning("conflict: \(id) changed on \(provider.remoteDescription) while edited here (\(cause.detail)); the remote version keeps the name, the local one was saved as \(copyId.name)")
-                break
+                saved = copy
             } catch let e as ProviderError where e.kind == .exists && attempt < 20 {
                 attempt += 1
             } catch let e as ProviderError where e.isTransient {
@@ -251,11 +253,65 @@ extension Domain {
                 return
             }
         }
-        let waiters = lock.withLock { dirty.removeValue(forKey: id)?.waiters ?? [] }
-        try? store.deleteJournal(id)
-        content.remove(id)
+        guard let saved else { return }
+        if let e = handEditToConflictCopy(id, copy: saved, generation: generation) {
+            log.error("cannot record the conflict copy of \(id) as \(saved.identifier.name): \(e); the local content stays in the cache and is sent again")
+            finishFailed(id, self.error(.localIO, id, "cannot record the conflict copy: \(e)"))
+            return
+        }
         await refreshItem(id)
-        for w in waiters { w.resume() }
+    }
+
+    /// The local edit is the conflict copy's now: its cached content, the open handles on it
+    /// (their later writes update the copy, not the name that went to the other version) and,
+    /// when it changed while the copy was sent, its dirty state, uploaded again against the
+    /// copy. Store and memory change together under the lock `markDirty` and `openFile` read
+    /// the dirty state under (as in `commit`): no write lands between the journal row going
+    /// and the content going, where it would be lost. Returns the store's error, if any.
+    private func handEditToConflictCopy(_ id: ItemIdentifier, copy: Item, generation: Int) -> Error? {
+        let copyId = copy.identifier
+        let version = Self.contentVersion(copy)
+        let outcome = lock.withLock { () -> Result<(answered: [UploadWaiter], again: Bool), Error> in
+            guard var d = dirty[id] else { return .success(([], false)) }
+            let changed = d.generation != generation
+            do {
+                try content.move(id, to: copyId, version: version) {
+                    try store.moveEditToConflictCopy(id, copy: copy, contentVersion: version,
+                                                     journalSince: d.journal.since, stillDirty: changed)
+                }
+            } catch {
+                return .failure(error)
+            }
+            dirty[id] = nil
+            openedVersions[id] = nil
+            // Waiters for what the copy holds (and for the name to be clean) are answered; an
+            // fsync of a later change waits for the copy's upload.
+            let later = { (w: UploadWaiter) in w.generation > generation && w.generation != Int.max }
+            guard changed else { return .success((d.waiters, false)) }
+            let answered = d.waiters.filter { !later($0) }
+            d.waiters.removeAll { !later($0) }
+            d.journal.id = copyId
+            d.journal.baseVersion = copy.version
+            d.journal.isNew = false
+            d.journal.attempts = 0
+            d.journal.lastError = nil
+            d.journal.refused = nil
+            d.uploading = false
+            d.failure = nil
+            d.appendedUpTo = nil
+            d.stream = nil
+            d.streamEndedAt = nil
+            d.uploadAfterStream = false
+            dirty[copyId] = d
+            return .success((answered, true))
+        }
+        switch outcome {
+        case .failure(let e): return e
+        case .success(let (answered, again)):
+            for w in answered { w.resume() }
+            if again { scheduleUpload(copyId) }
+            return nil
+        }
     }
 
     /// Waits for a running upload of `id`, if any (errors ignored: the caller acts either way).

@@ -238,6 +238,8 @@ extension Domain {
         _ = try writer(id)
         if let handle {
             let f = try openFile(handle: handle)
+            // The handle's file, wherever it is now (renamed, or handed to a conflict copy).
+            let id = f.entry.withLock { f.entry.id }
             // A handle whose file was copied at the remote (`copyRange`) has not its bytes yet.
             if f.copiedFrom != nil {
                 try await prepareForWriting(handle: handle)

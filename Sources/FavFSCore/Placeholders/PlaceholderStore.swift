@@ -361,6 +361,30 @@ public final class PlaceholderStore: Sendable {
         }
     }
 
+    /// A local edit saved as a conflict copy becomes the copy's, in one transaction: the copy's
+    /// placeholder, the cached content (now recorded under the copy's version) and, when the
+    /// edit changed while the copy was sent (`stillDirty`), the journal row, now based on the
+    /// copy's version; otherwise the row (the one `journalSince` names) goes. The name itself
+    /// is left to the refresh that follows.
+    public func moveEditToConflictCopy(_ id: ItemIdentifier, copy: Item, contentVersion: String,
+                                       journalSince: Double, stillDirty: Bool) throws {
+        let to = copy.identifier.rawValue
+        try write { db in
+            try Self.upsert(copy, db)
+            try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [to])
+            try db.execute(sql: "UPDATE content SET id = ?, version = ? WHERE id = ?", arguments: [to, contentVersion, id.rawValue])
+            if stillDirty {
+                try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [to])
+                try db.execute(sql: """
+                    UPDATE journal SET id = ?, baseVersion = ?, isNew = 0, attempts = 0, lastError = NULL, refused = NULL
+                    WHERE id = ? AND since = ?
+                    """, arguments: [to, copy.version, id.rawValue, journalSince])
+            } else {
+                try db.execute(sql: "DELETE FROM journal WHERE id = ? AND since = ?", arguments: [id.rawValue, journalSince])
+            }
+        }
+    }
+
     /// Moves an item and everything below it to `destination` in placeholders, content index
     /// and journal, replacing whatever was at the destination.
     public func move(_ source: ItemIdentifier, to destination: ItemIdentifier) throws {
