@@ -42,6 +42,9 @@ struct RefModel {
         var orphanGroup = 0
         /// Orphaned while behind the remote (KnownIssues.truncateThroughOrphanOfAnOutdatedEntry).
         var orphanedBehind = false
+        /// Its file was opened again while this handle was clean and behind the remote
+        /// (KnownIssues.writeThroughHandleBehindANewerOpen).
+        var supersededBehind = false
     }
     enum ViewNode: Equatable { case folder; case file([UInt8]) }
     enum Expect: Equatable {
@@ -223,6 +226,16 @@ struct RefModel {
 
     // MARK: steps
 
+    /// `p` is opened here (a read, an open, a truncate by path, the checker's reads): the
+    /// clean handles behind the remote are superseded (KnownIssues).
+    private mutating func noteOpened(_ p: String) {
+        guard local[p] == nil else { return }
+        for k in attached(p) where handles[k]!.base != servedVersion(p) { handles[k]!.supersededBehind = true }
+    }
+
+    /// The checker opens every file.
+    mutating func noteAllOpened() { for p in Set(handles.values.map(\.path)) { noteOpened(p) } }
+
     private func attached(_ p: String) -> [Int] { handles.filter { $0.value.path == p && !$0.value.orphan }.map(\.key).sorted() }
 
     private mutating func setContent(_ p: String, _ c: [UInt8], base: Int?) {
@@ -277,6 +290,7 @@ struct RefModel {
     /// A write through `h` is a scenario excluded by `KnownIssues`: its file is clean here and
     /// the remote no longer has the version the handle holds (deleted or replaced by a folder).
     private func handleOfVanishedFile(_ h: Handle) -> Bool {
+        if h.supersededBehind && !h.orphan && KnownIssues.writeThroughHandleBehindANewerOpen { return true }
         guard !h.orphan, local[h.path] == nil else { return false }
         guard case .file? = served[h.path] else { return KnownIssues.writeThroughHandleOfRemotelyDeletedFile }
         return false
@@ -294,6 +308,7 @@ struct RefModel {
             if case .folder? = v[p] { return .error(.isAFolder) }
             if v[p] == nil, lingering.contains(p), KnownIssues.contentOfAFileGoneWhileOpenReusedByANewFile { return .skip }
             if failedByFault { return .ok }
+            noteOpened(p)
             openForWriting(p, truncate: true, slot: slot, v: v)
             return .ok
         case .openWrite(let p, let truncate, let slot):
@@ -301,6 +316,7 @@ struct RefModel {
             if let e = resolve(p, view: v) { return .error(e) }
             if case .folder? = v[p] { return .error(.isAFolder) }
             if failedByFault { return .ok }
+            noteOpened(p)
             openForWriting(p, truncate: truncate, slot: slot, v: v)
             return .ok
         case .write(let slot, let offset, let length, let fill):
@@ -330,6 +346,7 @@ struct RefModel {
             if case .folder? = v[p] { return .error(.isAFolder) }
             if failedByFault { return .ok }
             guard case .file(var c)? = v[p] else { return .error(.notFound) }
+            noteOpened(p)
             let base = local[p].map { $0.base } ?? servedVersion(p)
             if c.count > size { c.removeLast(c.count - size) } else { c += [UInt8](repeating: 0, count: size - c.count) }
             setContent(p, c, base: base)
@@ -363,10 +380,12 @@ struct RefModel {
         case .readHandle(let slot):
             guard let h = handles[slot] else { return .skip }
             if h.orphan && h.orphanedBehind && KnownIssues.truncateThroughOrphanOfAnOutdatedEntry { return .skip }
+            if h.supersededBehind && !h.orphan && KnownIssues.writeThroughHandleBehindANewerOpen { return .skip }
             return .bytes(h.content)
         case .read(let p):
             if let e = resolve(p, view: v) { return .error(e) }
             guard case .file(let c)? = v[p] else { return .error(.isAFolder) }
+            noteOpened(p)
             return .bytes(c)
         case .list(let p):
             if let e = resolve(p, view: v) { return .error(e) }
@@ -492,6 +511,7 @@ struct RefModel {
             for p in local.keys.sorted() { upload(p) }
             return .ok
         case .check:
+            noteAllOpened()
             return .ok
         }
     }

@@ -61,6 +61,17 @@ enum KnownIssues {
     /// Kept as a switch set to false so a reader finds the history.
     static let writesAfterAConflictCopyOnFsync = false
 
+    /// A file open for writing, still clean, changes at the remote; then it is opened again
+    /// here (a read, another open, a truncate by path): the new version gets a new cache entry
+    /// and the handle's entry goes stale (`ContentCache.retain`). Writes through the old handle
+    /// are then taken for writes to a deleted file (`Domain.write`: `deleted || stale`):
+    /// acknowledged and never uploaded; a truncate through it marks the name dirty with the
+    /// new entry's bytes. The model expects the write to make the file dirty, based on the
+    /// version the handle holds (a conflict copy at upload), seen by every handle of the file.
+    /// Found by a 200-seed run (seeds 96, 109, 127). Excluded: writes, truncates and reads
+    /// through such a handle.
+    static let writeThroughHandleBehindANewerOpen = excluded
+
     /// Another client deletes (or renames away) a folder holding a file that is dirty here.
     /// The core drops the folder from the view at the next listing, and the dirty file with
     /// it, until its upload re-creates the folder; meanwhile `mkdir` of that folder succeeds
@@ -262,6 +273,13 @@ final class ReferenceModelTests: XCTestCase {
                 .remoteMkdir("/d"), .remoteWrite("/d/b", length: 3063, fill: 69), .openWrite("/d/b", truncate: false, slot: 0),
                 .write(slot: 0, offset: 5378, length: 2277, fill: 57), .remoteWrite("/d/b", length: 2623, fill: 20),
                 .fsync(slot: 0), .write(slot: 0, offset: 7655, length: 2759, fill: 5)]),
+            ("writeThroughHandleBehindANewerOpen", [
+                .remoteMkdir("/d"), .remoteWrite("/d/c.md", length: 0, fill: 121), .openWrite("/d/c.md", truncate: false, slot: 0),
+                .remoteWrite("/d/c.md", length: 70, fill: 173), .read("/d/c.md"), .write(slot: 0, offset: 8699, length: 2636, fill: 88)]),
+            ("writeThroughHandleBehindANewerOpen (truncate)", [
+                .remoteMkdir("/d"), .remoteWrite("/a.txt", length: 716, fill: 112), .rename("/a.txt", "/d/c.md", noReplace: true),
+                .openWrite("/d/c.md", truncate: false, slot: 1), .remoteWrite("/d/c.md", length: 3905, fill: 155), .read("/d/c.md"),
+                .truncate(slot: 1, size: 3972)]),
             ("dirtyFileHiddenWhenItsFolderGoesAtTheRemote", [
                 .remoteMkdir("/e"), .create("/e/d", slot: 1), .remoteDelete("/e"), .mkdir("/e")]),
             ("localReplaceDisplacesAFolderAtTheName", [

@@ -254,29 +254,39 @@ extension Domain {
             }
         }
         guard let saved else { return }
-        if let e = handEditToConflictCopy(id, copy: saved, generation: generation) {
+        // The name's remote version, read before the edit leaves the name: the name shows it
+        // from the same step on (in between, a reader got the local size without local bytes).
+        let remote: Result<Item, Error>
+        do { remote = .success(try await provider.item(for: id)) } catch { remote = .failure(error) }
+        if let e = handEditToConflictCopy(id, copy: saved, generation: generation, name: try? remote.get()) {
             log.error("cannot record the conflict copy of \(id) as \(saved.identifier.name): \(e); the local content stays in the cache and is sent again")
             finishFailed(id, self.error(.localIO, id, "cannot record the conflict copy: \(e)"))
             return
         }
-        await refreshItem(id)
+        switch remote {
+        case .success: break
+        case .failure(let e as ProviderError) where e.kind == .notFound: forgetSubtree(id)
+        case .failure(let e): log.warning("cannot refresh \(id): \(e)")
+        }
     }
 
     /// The local edit is the conflict copy's now: its cached content, the open handles on it
     /// (their later writes update the copy, not the name that went to the other version) and,
     /// when it changed while the copy was sent, its dirty state, uploaded again against the
-    /// copy. Store and memory change together under the lock `markDirty` and `openFile` read
-    /// the dirty state under (as in `commit`): no write lands between the journal row going
-    /// and the content going, where it would be lost. Returns the store's error, if any.
-    private func handEditToConflictCopy(_ id: ItemIdentifier, copy: Item, generation: Int) -> Error? {
+    /// copy; the name takes the remote's item (`name`, when it could be read). Store and memory
+    /// change together under the lock `markDirty` and `openFile` read the dirty state under (as
+    /// in `commit`): no write lands between the journal row going and the content going, where
+    /// it would be lost. Returns the store's error, if any.
+    private func handEditToConflictCopy(_ id: ItemIdentifier, copy: Item, generation: Int, name: Item?) -> Error? {
         let copyId = copy.identifier
         let version = Self.contentVersion(copy)
         let outcome = lock.withLock { () -> Result<(answered: [UploadWaiter], again: Bool), Error> in
             guard var d = dirty[id] else { return .success(([], false)) }
             let changed = d.generation != generation
+            let nameItem = name.map { withKeptModifiedTime($0) }
             do {
                 try content.move(id, to: copyId, version: version) {
-                    try store.moveEditToConflictCopy(id, copy: copy, contentVersion: version,
+                    try store.moveEditToConflictCopy(id, copy: copy, contentVersion: version, name: nameItem,
                                                      journalSince: d.journal.since, stillDirty: changed)
                 }
             } catch {
@@ -284,6 +294,7 @@ extension Domain {
             }
             dirty[id] = nil
             openedVersions[id] = nil
+            if let nameItem, let parent = id.parent, folders[parent]?[id.name] != nil { folders[parent]![id.name] = nameItem }
             // Waiters for what the copy holds (and for the name to be clean) are answered; an
             // fsync of a later change waits for the copy's upload.
             let later = { (w: UploadWaiter) in w.generation > generation && w.generation != Int.max }

@@ -364,13 +364,14 @@ public final class PlaceholderStore: Sendable {
     /// A local edit saved as a conflict copy becomes the copy's, in one transaction: the copy's
     /// placeholder, the cached content (now recorded under the copy's version) and, when the
     /// edit changed while the copy was sent (`stillDirty`), the journal row, now based on the
-    /// copy's version; otherwise the row (the one `journalSince` names) goes. The name itself
-    /// is left to the refresh that follows.
-    public func moveEditToConflictCopy(_ id: ItemIdentifier, copy: Item, contentVersion: String,
+    /// copy's version; otherwise the row (the one `journalSince` names) goes. The name takes the
+    /// remote's item (`name`) when it is known.
+    public func moveEditToConflictCopy(_ id: ItemIdentifier, copy: Item, contentVersion: String, name: Item?,
                                        journalSince: Double, stillDirty: Bool) throws {
         let to = copy.identifier.rawValue
         try write { db in
             try Self.upsert(copy, db)
+            if let name { try Self.upsert(name, db) }
             try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [to])
             try db.execute(sql: "UPDATE content SET id = ?, version = ? WHERE id = ?", arguments: [to, contentVersion, id.rawValue])
             if stillDirty {
