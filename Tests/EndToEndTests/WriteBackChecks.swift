@@ -208,6 +208,43 @@ enum WriteBackChecks {
         if let c = copies.first { XCTAssertEqual(server.data("cw/" + c), Data("local edit and more".utf8), "the writes after the fsync were lost") }
     }
 
+    /// A program has the file open for writing, unchanged; the file changes on the server and
+    /// another program reads the new version here. The first program's later writes cannot be
+    /// kept (the new version took the file's cache): they fail with ESTALE instead of being
+    /// acknowledged and dropped (and written into the cache of the new version: a reader then
+    /// saw bytes the server never had).
+    static func writeBehindANewerOpen(_ mnt: MountedFavFS, _ server: ServerSide) throws {
+        try mnt.mountOrThrow(extraArgs: ["--poll-interval", "1"])
+        let d = mnt.path + "/wn"
+        XCTAssertTrue(try sh("mkdir \(shq(d)) && printf base > \(shq(d + "/doc.txt"))").succeeded)
+        XCTAssertTrue(server.waitFor("wn/doc.txt", Data("base".utf8)), "the base version was never uploaded")
+        let r = try sh("""
+            /usr/bin/python3 -c '
+            import errno, os, sys, time
+            fd = os.open(sys.argv[1], os.O_RDWR)
+            time.sleep(1.1)
+            with open(sys.argv[2], "w") as f: f.write("remote edit")
+            deadline = time.time() + 20
+            while open(sys.argv[1]).read() != "remote edit":
+                if time.time() > deadline: sys.exit("the mount never showed the remote edit")
+                time.sleep(0.2)
+            try:
+                os.write(fd, b"XXXXXXXXXXXXXXXX")
+                os.fsync(fd)
+                os.close(fd)
+            except OSError as e:
+                print("refused", errno.errorcode[e.errno])
+                sys.exit(0)
+            print("acknowledged")
+            ' \(shq(d + "/doc.txt")) \(shq(server.path("wn/doc.txt")))
+            """)
+        XCTAssertTrue(r.succeeded, "\(r)")
+        XCTAssertTrue(r.stdout.contains("refused ESTALE"), "a write behind a newer open was not refused with ESTALE: \(r)")
+        XCTAssertEqual(try String(contentsOfFile: d + "/doc.txt", encoding: .utf8), "remote edit", "the mount shows bytes the server does not have")
+        try unmountOrFail(mnt)
+        XCTAssertEqual(server.data("wn/doc.txt"), Data("remote edit".utf8), "the remote version was overwritten")
+    }
+
     /// A seeded sequence of creates, writes at offsets, truncates, renames and unlinks, checked
     /// against an in-memory model through the mount, then on the server after unmount.
     static func randomOperations(_ mnt: MountedFavFS, _ server: ServerSide, seed: UInt64, steps: Int) throws {

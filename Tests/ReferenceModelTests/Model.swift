@@ -17,7 +17,10 @@ import FavFSCore
 /// - `.denied` on an upload ends it: the file stays in the view as written, refused (not sent
 ///   again, also not after a crash, until it changes; a never-uploaded one renamed is sent
 ///   under its new name), and a copy of its content goes to lost+found;
-/// - a crash loses no acknowledged write: the next core resumes every dirty upload.
+/// - a crash loses no acknowledged write: the next core resumes every dirty upload;
+/// - a handle open and clean while its file changed at the remote keeps its content, and its
+///   writes are based on that version (a conflict copy at upload), until the file is opened
+///   again here: from then on it answers ESTALE (the newer version took the cache entry).
 struct RefModel {
     enum Node: Equatable { case folder; case file([UInt8], version: Int) }
     struct Dirty: Equatable {
@@ -42,8 +45,9 @@ struct RefModel {
         var orphanGroup = 0
         /// Orphaned while behind the remote (KnownIssues.truncateThroughOrphanOfAnOutdatedEntry).
         var orphanedBehind = false
-        /// Its file was opened again while this handle was clean and behind the remote
-        /// (KnownIssues.writeThroughHandleBehindANewerOpen).
+        /// Its file was opened again while this handle was clean and behind the remote: the new
+        /// version took the file's cache entry; reads, writes and truncates through this handle
+        /// answer ESTALE (`.versionChanged`). See KnownIssues.writeThroughHandleBehindANewerOpen.
         var supersededBehind = false
     }
     enum ViewNode: Equatable { case folder; case file([UInt8]) }
@@ -290,7 +294,6 @@ struct RefModel {
     /// A write through `h` is a scenario excluded by `KnownIssues`: its file is clean here and
     /// the remote no longer has the version the handle holds (deleted or replaced by a folder).
     private func handleOfVanishedFile(_ h: Handle) -> Bool {
-        if h.supersededBehind && !h.orphan && KnownIssues.writeThroughHandleBehindANewerOpen { return true }
         guard !h.orphan, local[h.path] == nil else { return false }
         guard case .file? = served[h.path] else { return KnownIssues.writeThroughHandleOfRemotelyDeletedFile }
         return false
@@ -321,6 +324,7 @@ struct RefModel {
             return .ok
         case .write(let slot, let offset, let length, let fill):
             guard let h = handles[slot], h.writable, !handleOfVanishedFile(h) else { return .skip }
+            if h.supersededBehind && !h.orphan { return .error(.versionChanged) }
             var c = h.content
             // pwrite of nothing changes nothing (it does not extend the file), but the core
             // counts it as a change all the same: the file becomes dirty.
@@ -334,6 +338,7 @@ struct RefModel {
         case .truncate(let slot, let size):
             guard let h = handles[slot], h.writable, !handleOfVanishedFile(h) else { return .skip }
             if h.orphan && h.orphanedBehind && KnownIssues.truncateThroughOrphanOfAnOutdatedEntry { return .skip }
+            if h.supersededBehind && !h.orphan { return .error(.versionChanged) }
             var c = h.content
             if c.count > size { c.removeLast(c.count - size) } else { c += [UInt8](repeating: 0, count: size - c.count) }
             if h.orphan { setOrphanContent(h.orphanGroup, c); return .ok }
@@ -380,7 +385,7 @@ struct RefModel {
         case .readHandle(let slot):
             guard let h = handles[slot] else { return .skip }
             if h.orphan && h.orphanedBehind && KnownIssues.truncateThroughOrphanOfAnOutdatedEntry { return .skip }
-            if h.supersededBehind && !h.orphan && KnownIssues.writeThroughHandleBehindANewerOpen { return .skip }
+            if h.supersededBehind && !h.orphan && !h.content.isEmpty { return .error(.versionChanged) }
             return .bytes(h.content)
         case .read(let p):
             if let e = resolve(p, view: v) { return .error(e) }

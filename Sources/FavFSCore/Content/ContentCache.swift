@@ -22,6 +22,10 @@ public final class ContentCache: @unchecked Sendable {
 
     let lock = NSLock()
     var entries: [ItemIdentifier: ContentEntry] = [:]
+    /// Entries a newer version replaced while in use (stale), until their last user goes: they
+    /// follow their file's renames and deletion here, so a handle on one knows whether its
+    /// file was deleted (its writes then stay private) or is still there at another version.
+    private var superseded: [ContentEntry] = []
     private var nextFile: Int64
     private var evictionPending = false
     /// Set at unmount (`stopDownloads`): no download starts any more. Atomic, not under `lock`:
@@ -77,6 +81,7 @@ public final class ContentCache: @unchecked Sendable {
             // users (stale), the new content gets a new file.
             e.withLock { e.stale = true }
             entries[item.identifier] = nil
+            superseded.append(e)
         }
         let record = try? store.contentRecord(item.identifier)
         let file: String
@@ -142,6 +147,7 @@ public final class ContentCache: @unchecked Sendable {
         // Never recorded: no byte arrived, and nothing would ever evict the (empty) file.
         if !e.withLock({ e.recorded }) && entries[e.id] === e { unlink(path(e.file)) }
         if entries[e.id] === e { entries[e.id] = nil }
+        superseded.removeAll { $0 === e }
     }
 
     /// startProviding: makes `range` of the item present, downloading missing chunks (shared
@@ -560,6 +566,13 @@ public final class ContentCache: @unchecked Sendable {
             e.withLock { e.id = newId; if let version { e.version = version } }
             entries[newId] = e
         }
+        for e in superseded {
+            e.withLock {
+                if e.id == from || e.id.rawValue.hasPrefix(prefix) {
+                    e.id = ItemIdentifier(to.rawValue + e.id.rawValue.dropFirst(from.rawValue.count))
+                }
+            }
+        }
     }
 
     /// The entry of `id` while a handle has it open.
@@ -573,6 +586,7 @@ public final class ContentCache: @unchecked Sendable {
     func remove(_ id: ItemIdentifier) {
         lock.lock(); defer { lock.unlock() }
         if let e = entries[id] { e.withLock { e.deleted = true }; entries[id] = nil }
+        for e in superseded where e.withLock({ e.id == id }) { e.withLock { e.deleted = true } }
         if let r = try? store.contentRecord(id) { unlink(path(r.file)) }
         try? store.deleteContent(id)
     }
