@@ -24,6 +24,7 @@ gzip -9n < "$man" > "$root/share/man/man1/favfs.1.gz"
 "$bin" --generate-completion-script fish > "$root/share/fish/vendor_completions.d/favfs.fish"
 sed "s|/usr/bin/favfs|$prefix/bin/favfs|g" "$here/favfs@.service" > "$root/lib/systemd/user/favfs@.service"
 install -m 0644 "$here/../README.md" "$root/share/doc/favfs/README.md"
+install -D -m 0644 -t "$root/share/doc/favfs/docs" "$here"/../docs/*.md
 # The licenses of favfs and of what its binary bundles (Debian policy 12.5).
 install -m 0644 "$here/debian/copyright" "$root/share/doc/favfs/copyright"
 

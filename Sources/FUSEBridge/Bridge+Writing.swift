@@ -105,7 +105,7 @@ extension Bridge {
         return Timestamp(seconds: Int64(attr.st_mtim.tv_sec), nanoseconds: Int32(attr.st_mtim.tv_nsec))
     }
 
-    /// The attributes after a setattr. Modes and owners are not kept by remotes (see README):
+    /// The attributes after a setattr. Modes and owners are not kept by remotes (see docs/behaviour.md):
     /// accepted, unchanged, except on a read-only mount.
     private func replyAttr(_ req: Request, _ id: ItemIdentifier, _ ino: UInt64, _ toSet: Int32) throws {
         if (favfs_set_attr_mode(toSet) != 0 || favfs_set_attr_owner(toSet) != 0) && !domain.isWritable {

@@ -265,7 +265,7 @@ final class Bridge: @unchecked Sendable {
                 s.f_bavail = fsblkcnt_t(avail / Int64(bs))
             } else {
                 // The remote does not say: the cache disk's numbers, which is where written
-                // files wait for their upload (see README, "df").
+                // files wait for their upload (see docs/behaviour.md, "df and statfs").
                 if let disk = cacheDisk(domain.content.directory.path) {
                     let unit = UInt64(disk.f_frsize)
                     s.f_blocks = fsblkcnt_t(UInt64(disk.f_blocks) * unit / UInt64(bs))

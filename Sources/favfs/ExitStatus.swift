@@ -1,7 +1,7 @@
 import FavFSCore
 
 /// favfs's exit statuses, from sysexits(3), so scripts and systemd can tell a typo from a
-/// server that is down. Documented in the man page and README.
+/// server that is down. Documented in the man page and docs/commands.md (checked by DocumentationTests).
 enum ExitStatus: Int32, Sendable {
     case ok = 0
     /// Anything not classified below (kept at 1 for compatibility with scripts that test `!= 0`).

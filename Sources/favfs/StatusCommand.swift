@@ -10,7 +10,7 @@ struct StatusCommand: ParsableCommand {
             Examples:
               favfs status                       # every favfs mount
               favfs status ~/Remote/photos/a.jpg # placeholder, partial 40%, materialized, dirty...
-              favfs status --json                # the same for scripts (field names in the README)
+              favfs status --json                # the same for scripts (field names: man favfs, or docs/commands.md)
               favfs status --watch               # live: each upload and download, rate, ETA
             """)
 

@@ -2,7 +2,7 @@ import Foundation
 import FavFSCore
 
 /// `favfs status --json`: one mount, as its control server reports it. The field names (in
-/// snake_case) are a stable interface for scripts; they are listed in the README.
+/// snake_case) are a stable interface for scripts; they are listed in docs/commands.md.
 struct MountStatusReport: Codable, Sendable {
     struct Cache: Codable, Sendable {
         var files: Int

@@ -281,7 +281,7 @@ extension Domain {
     }
 
     /// Sets a file's modification time where the remote keeps it; elsewhere it is kept in the
-    /// placeholder until the next listing (see README).
+    /// placeholder until the next listing (see docs/behaviour.md).
     public func setModified(_ id: ItemIdentifier, _ time: Timestamp) async throws -> Item {
         if let kept = try setModifiedImmediately(id, time) { return kept }
         let w = try writer(id)

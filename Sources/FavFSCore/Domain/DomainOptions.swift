@@ -8,11 +8,11 @@ public struct DomainOptions: Sendable {
     public var pollInterval: Double = 15
     /// Bytes of content kept on disk at most (LRU eviction beyond).
     public var cacheLimit: Int64 = 10 << 30
-    /// The read-ahead window of a sequential reader starts at this and doubles while the reader
-    /// keeps up, up to `maxReadAhead` (fetched as parallel requests of the cache's request size).
-    /// Small, so a program that only sniffs a file's first bytes (a file manager finding MIME
-    /// types) costs about a chunk and this, not megabytes; a reader that goes on reaches 4 MiB
-    /// after three reads and the maximum after five (the window quadruples).
+    /// The read-ahead window of a sequential reader starts at this and quadruples with each
+    /// sequential read, up to `maxReadAhead` (fetched as parallel requests of the cache's request
+    /// size). Small, so a program that only sniffs a file's first bytes (a file manager finding
+    /// MIME types) costs about a chunk and this, not megabytes; a reader that goes on reaches
+    /// 8 MiB at its fourth read and the maximum at its fifth.
     public var minReadAhead: Int64 = 128 << 10
     public var maxReadAhead: Int64 = 32 << 20
     /// Listing a folder also lists up to this many of its never-listed subfolders in the

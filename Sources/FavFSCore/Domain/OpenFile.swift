@@ -1,7 +1,7 @@
 import Foundation
 
 /// One open handle of a file: the content entry it reads and its read-ahead state. A reader
-/// that keeps reading where it stopped gets a window that doubles up to the maximum; a seek
+/// that keeps reading where it stopped gets a window that quadruples up to the maximum; a seek
 /// resets it, so random reads fetch only their own chunks.
 final class OpenFile: @unchecked Sendable {
     let item: Item

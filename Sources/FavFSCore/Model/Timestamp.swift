@@ -2,7 +2,7 @@ import Foundation
 
 /// A point in time as POSIX keeps it: whole seconds since 1970 and nanoseconds (0...999,999,999).
 /// Times set with `utimensat` travel as this, never through a `Double` (which holds a 2020 date
-/// to about 240 ns only); protocols with less precision truncate, as the README says per provider.
+/// to about 240 ns only); protocols with less precision truncate, as docs/remotes.md says per provider.
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var seconds: Int64
     public var nanoseconds: Int32

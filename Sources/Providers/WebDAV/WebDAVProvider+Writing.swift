@@ -127,7 +127,7 @@ extension WebDAVProvider: WritableProvider {
     /// strong form of the same tag once the file is a second old, so this waits for it. Nil when
     /// the tag stays weak for `strongTagWait`: a server whose tags are always weak gets an
     /// unconditional PUT after this check, and a change in the one round trip between them is
-    /// overwritten (the window the README documents).
+    /// overwritten (the window docs/when-things-go-wrong.md documents).
     private func strongTag(_ id: ItemIdentifier, base: String) async throws -> String? {
         let deadline = Date().addingTimeInterval(Self.strongTagWait)
         while true {

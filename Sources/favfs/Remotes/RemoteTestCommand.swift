@@ -7,7 +7,7 @@ import Providers
 struct RemoteTestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test",
-        abstract: "Check a remote: connect, list its root, show capabilities and quota; exits non-zero on failure (see EXIT STATUS in the README).",
+        abstract: "Check a remote: connect, list its root, show capabilities and quota; exits non-zero on failure (see EXIT STATUS in man favfs).",
         discussion: """
             Lists the first page of the remote's root folder and reports the time it took (connection included), the number of items, whether a mount would be writable, what the remote can do, and its quota where it says. A failure (authentication, unreachable, no such folder, unknown option) is explained and exits with its status (77 authentication, 69 unreachable, 65 no such folder or a bad option). NAME may also be a URL, to check it before adding it.
 
@@ -34,7 +34,7 @@ struct RemoteTestCommand: AsyncParsableCommand {
     @Flag(help: "Read the password or secret from the first line of standard input (instead of the stored one).")
     var passwordStdin = false
 
-    @Flag(help: "Print JSON (field names in the README); a failure is {\"ok\": false, \"error\": …} and the same exit status.")
+    @Flag(help: "Print JSON (field names in docs/commands.md); a failure is {\"ok\": false, \"error\": …} and the same exit status.")
     var json = false
 
     /// What the test found; the `--json` document.
