@@ -94,6 +94,7 @@ if command -v systemd-analyze >/dev/null; then
     [ -z "$out" ] || fail "systemd-analyze verify favfs@.service: $out"
 fi
 grep -q '^Type=notify' "$unit" || fail "the unit is not Type=notify"
+grep -q '^RestartPreventExitStatus=64 65 77 78$' "$unit" || fail "the unit restarts on a configuration error"
 ok "systemd unit favfs@.service"
 
 # mount -t fuse.favfs (through mount.fuse3), as root.
