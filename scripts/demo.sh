@@ -7,11 +7,27 @@ DEMO="$PWD/demo"
 FAVFS="${FAVFS:-$(swift build -c release --show-bin-path)/favfs}"
 MNT="$DEMO/Remote"
 
+# Apache lives in /usr/sbin, which is not on a plain user's PATH.
+export PATH="$PATH:/usr/sbin:/sbin"
+PIDFILE="$DEMO/server/httpd.pid"
+
+apache_running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE" 2>/dev/null)" 2>/dev/null; }
+
+stop_apache() {
+    apache_running || return 0
+    local pid
+    pid=$(cat "$PIDFILE")
+    apache2 -f "$DEMO/server/httpd.conf" -k stop 2>/dev/null || kill "$pid" 2>/dev/null || true
+    # Until the process is gone, not just its pid file (removed as it begins to shut down).
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+    echo "the demo's Apache (pid $pid) did not stop"
+    return 1
+}
+
 stop() {
     "$FAVFS" unmount "$MNT" 2>/dev/null || true
-    if [ -f "$DEMO/server/httpd.conf" ]; then
-        apache2 -f "$DEMO/server/httpd.conf" -k stop 2>/dev/null || true
-    fi
+    stop_apache || exit 1
+    if mountpoint -q "$MNT" 2>/dev/null; then echo "$MNT is still mounted: favfs unmount $MNT"; exit 1; fi
     echo "demo stopped"
 }
 
@@ -26,10 +42,9 @@ load_if_shared() {
 }
 
 start() {
-    export PATH="$PATH:/usr/sbin:/sbin"
     command -v apache2 >/dev/null || { echo "apache2 is missing: make setup (or apt-get install apache2)"; exit 1; }
     [ -x "$FAVFS" ] || { echo "no favfs binary at $FAVFS: make release"; exit 1; }
-    if [ -f "$DEMO/server/httpd.pid" ] && kill -0 "$(cat "$DEMO/server/httpd.pid")" 2>/dev/null; then
+    if apache_running; then
         echo "the demo is running already: make demo-stop first"; exit 1
     fi
     PORT="${PORT:-$(free_port)}"
@@ -77,7 +92,12 @@ CONF
         curl -s -o /dev/null "http://127.0.0.1:$PORT/files/" && break
         sleep 0.1
     done
-    "$FAVFS" mount "$MNT" --remote "dav://127.0.0.1:$PORT/files/" --cache-dir "$DEMO/cache"
+    # A failed mount leaves nothing running behind it (the next start would refuse).
+    if ! "$FAVFS" mount "$MNT" --remote "dav://127.0.0.1:$PORT/files/" --cache-dir "$DEMO/cache"; then
+        stop_apache || true
+        echo "the mount failed (above); the demo's Apache is stopped again"
+        exit 1
+    fi
     echo
     echo "Serving $DEMO/files over WebDAV at http://127.0.0.1:$PORT/files/, mounted on $MNT"
     echo "Try:  ls -l $MNT   cat $MNT/README.txt   cp $MNT/big.bin /tmp/"
