@@ -9,7 +9,7 @@ enum CallKind: String, CaseIterable, Sendable {
 
 /// One armed fault: the next `count` calls of `kind` (optionally only for `path`) fail with
 /// `error`. `afterApply`: the call is made first and only its answer is lost (a timeout after
-/// the server applied it) — used for uploads only, whose retry the README says is recognised.
+/// the server applied it) — used for uploads only, whose retry docs/when-things-go-wrong.md says is recognised.
 struct Fault: Sendable, CustomStringConvertible {
     var kind: CallKind
     var path: String?

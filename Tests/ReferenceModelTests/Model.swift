@@ -4,7 +4,8 @@ import FavFSCore
 /// What a user of the mount should see, as plain values: the served folder (the truth at the
 /// remote, with a version per file), the files changed here and not yet confirmed (dirty),
 /// the open handles, and what went to lost+found. The view is the served folder with the dirty
-/// files on top. Rules (README "Writing (write-back)", "Two computers editing one file",
+/// files on top. Rules (docs/behaviour.md "Writing (write-back)"; docs/when-things-go-wrong.md
+/// "Two computers editing one file",
 /// "Conflict copies", "Uploads the server refuses", "A crash"):
 /// - local writes win on the local view until their upload is confirmed;
 /// - an upload replaces the remote file only if it still has the version the edit was based
@@ -150,7 +151,7 @@ struct RefModel {
         for f in missing.reversed() { served[f] = .folder }
     }
 
-    /// The upload loop of `p` as the README describes it.
+    /// The upload loop of `p` as docs/behaviour.md describes it.
     @discardableResult
     mutating func upload(_ p: String) -> UploadResult {
         guard var d = local[p] else { return .done }
@@ -233,7 +234,8 @@ struct RefModel {
     /// `p` is opened here (a read, an open, a truncate by path, the checker's reads): the
     /// clean handles behind the remote are superseded (KnownIssues).
     private mutating func noteOpened(_ p: String) {
-        guard local[p] == nil else { return }
+        // A newer version at the remote (not none: a handle of a file deleted there is another case).
+        guard local[p] == nil, case .file? = served[p] else { return }
         for k in attached(p) where handles[k]!.base != servedVersion(p) { handles[k]!.supersededBehind = true }
     }
 

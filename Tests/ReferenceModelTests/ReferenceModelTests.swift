@@ -12,10 +12,10 @@
 /// stop, the handles close, the uploads drain, and the view, the served folder (conflict copies
 /// compared by content) and lost+found must equal the model.
 ///
-/// Decisions the model makes (README "When things go wrong"): transient faults (timeouts, 5xx,
+/// Decisions the model makes (docs/when-things-go-wrong.md): transient faults (timeouts, 5xx,
 /// a lost answer) never lose data — a foreground call may fail with EIO when a fault hit it
 /// (then nothing of it happened), uploads retry (10 attempts, 3 while draining) and finish
-/// once the faults stop. Permanent refusals are injected only where the README states the
+/// once the faults stop. Permanent refusals are injected only where docs/behaviour.md states the
 /// outcome: `.denied` on the upload after the last handle closed → the content in lost+found,
 /// the name shows the server's state; `.versionChanged` → a conflict copy beside the name
 /// (none when the server has the same bytes). A crash happens at rest: nothing of the old core
@@ -77,7 +77,7 @@ enum KnownIssues {
     /// The core drops the folder from the view at the next listing, and the dirty file with
     /// it, until its upload re-creates the folder; meanwhile `mkdir` of that folder succeeds
     /// and the file is not listed. The model keeps the dirty file and its folders in the view
-    /// (README: "uploads the file where you put it"). Excluded: such remote deletes and
+    /// (docs/behaviour.md: "uploads the file where you put it"). Excluded: such remote deletes and
     /// renames are skipped while a file under the folder is dirty.
     static let dirtyFileHiddenWhenItsFolderGoesAtTheRemote = excluded
 
@@ -116,7 +116,7 @@ enum KnownIssues {
     /// is moved to lost+found as unknown (`rescueUnknownFiles`), the file shows 0 bytes or the
     /// server's old content, and the upload fails with "the cached content to upload is
     /// missing" at every drain. What was written before the crash is not on the server and
-    /// not where the user put it (README: "a crash loses nothing written before it").
+    /// not where the user put it (docs: "a crash loses nothing written before it").
     /// Fixed: the journal row's transaction records the content too (`markDirtyRecording`).
     /// Kept as a switch set to false so its exclusion can be turned back on.
     static let truncatingOpenNotRecordedUntilClose = false
@@ -129,7 +129,7 @@ enum KnownIssues {
     /// the drain at unmount never empties. Excluded: truncate through such an orphan handle.
     /// The same handle (behind the remote, then orphaned) cannot read back what was written
     /// through it: `ContentCache.provide` answers ESTALE for a stale entry even for bytes the
-    /// handle wrote itself (README: a deleted-while-open file keeps working for `read`).
+    /// handle wrote itself (docs/behaviour.md: a deleted-while-open file keeps working for `read`).
     /// Excluded with it: readHandle through such an orphan.
     static let truncateThroughOrphanOfAnOutdatedEntry = excluded
 
