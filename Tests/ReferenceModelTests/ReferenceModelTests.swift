@@ -171,7 +171,9 @@ enum KnownIssues {
     /// file's (now empty) dirty content — 0 bytes instead of the source's — and at the next
     /// drain that stale dirty state is uploaded against the moved file. Excluded: no rename
     /// over a file whose upload fails at that moment.
-    static let renameOverAFileWhoseUploadFailedKeepsItsDirtyState = excluded
+    /// Fixed: `Domain.rename` drops the replaced file's dirty state. Kept as a switch set to
+    /// false so its exclusion can be turned back on.
+    static let renameOverAFileWhoseUploadFailedKeepsItsDirtyState = false
 
     /// After a conflict copy (or a read that met another version), `refreshItem` re-reads the
     /// name's metadata; when that stat fails transiently the placeholder keeps the local
@@ -296,7 +298,7 @@ final class ReferenceModelTests: XCTestCase {
             ("fixed: contentOfAFileGoneWhileOpenReusedByANewFile", [
                 .remoteWrite("/a.txt", length: 219595, fill: 188), .openWrite("/a.txt", truncate: false, slot: 0),
                 .remoteDelete("/a.txt"), .close(slot: 0), .create("/a.txt", slot: 0), .read("/a.txt")]),
-            ("renameOverAFileWhoseUploadFailedKeepsItsDirtyState", [
+            ("fixed: renameOverAFileWhoseUploadFailedKeepsItsDirtyState", [
                 .remoteWrite("/b", length: 2904, fill: 11), .create("/c.md", slot: 0),
                 .fail(.upload, count: 12, error: .serverError, path: "/c.md"), .rename("/b", "/c.md", noReplace: false),
                 .read("/c.md")]),

@@ -447,11 +447,21 @@ extension Domain {
             throw self.error(.localIO, source, "cannot record the rename: \(error)")
         }
         movePins(source, to: destination)
-        let reupload = lock.withLock { () -> [ItemIdentifier] in
+        let (reupload, replacedWaiters) = lock.withLock { () -> ([ItemIdentifier], [UploadWaiter]) in
             noteChange(source)
             dropLoaded(below: source)
             dropLoaded(below: destination)
             folders[parent]?[name] = nil
+            // The replaced file's changes went with it (store.move dropped its journal row): its
+            // dirty state must not stay behind for the moved file to take as its own (an upload
+            // that kept failing left it, and the moved file read and uploaded that content).
+            var replacedWaiters: [UploadWaiter] = []
+            if existing != nil {
+                let below = destination.rawValue + "/"
+                for id in dirty.keys where id == destination || id.rawValue.hasPrefix(below) {
+                    replacedWaiters += dirty.removeValue(forKey: id)?.waiters ?? []
+                }
+            }
             let prefix = source.rawValue + "/"
             var moved: [ItemIdentifier] = []
             for (id, var state) in dirty where id == source || id.rawValue.hasPrefix(prefix) {
@@ -464,8 +474,10 @@ extension Domain {
                 dirty[id] = nil
                 dirty[newId] = state
             }
-            return moved
+            return (moved, replacedWaiters)
         }
+        // An fsync of the replaced file waited for content that no longer exists anywhere.
+        for w in replacedWaiters { w.resume() }
         for id in reupload { scheduleUpload(id) }
         setPlaceholder(moved)
         folderChanged(parent)
