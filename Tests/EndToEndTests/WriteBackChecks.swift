@@ -245,6 +245,38 @@ enum WriteBackChecks {
         XCTAssertEqual(server.data("wn/doc.txt"), Data("remote edit".utf8), "the remote version was overwritten")
     }
 
+    /// A program has the file open for writing, unchanged, when another client deletes it; the
+    /// mount notices; then the program writes and closes. Its edit is not acknowledged and lost
+    /// (it was: every upload failed "the item to upload is gone", invisible): the file comes
+    /// back, and its upload, finding the version it was based on gone, is a conflict copy.
+    static func writeAfterARemoteDelete(_ mnt: MountedFavFS, _ server: ServerSide) throws {
+        try mnt.mountOrThrow(extraArgs: ["--poll-interval", "1"])
+        let d = mnt.path + "/wd"
+        XCTAssertTrue(try sh("mkdir \(shq(d)) && printf base > \(shq(d + "/doc.txt"))").succeeded)
+        XCTAssertTrue(server.waitFor("wd/doc.txt", Data("base".utf8)), "the base version was never uploaded")
+        let r = try sh("""
+            /usr/bin/python3 -c '
+            import os, sys, time
+            fd = os.open(sys.argv[1], os.O_RDWR)
+            os.unlink(sys.argv[2])
+            deadline = time.time() + 20
+            while "doc.txt" in os.listdir(os.path.dirname(sys.argv[1])):
+                if time.time() > deadline: sys.exit("the mount never noticed the delete")
+                time.sleep(0.2)
+            os.pwrite(fd, b" and more", 4)
+            os.fsync(fd)
+            os.close(fd)
+            ' \(shq(d + "/doc.txt")) \(shq(server.path("wd/doc.txt")))
+            """)
+        XCTAssertTrue(r.succeeded, "\(r)")
+        try unmountOrFail(mnt)
+        let names = try FileManager.default.contentsOfDirectory(atPath: server.path("wd")).sorted()
+        let copies = names.filter { $0.hasPrefix("doc (conflict ") && $0.hasSuffix(").txt") }
+        XCTAssertEqual(copies.count, 1, "expected the edit as one conflict copy in \(names)")
+        if let c = copies.first { XCTAssertEqual(server.data("wd/" + c), Data("base and more".utf8), "the edit after the remote delete was lost") }
+        XCTAssertFalse(names.contains("doc.txt"), "the deleted name came back at the server: \(names)")
+    }
+
     /// A seeded sequence of creates, writes at offsets, truncates, renames and unlinks, checked
     /// against an in-memory model through the mount, then on the server after unmount.
     static func randomOperations(_ mnt: MountedFavFS, _ server: ServerSide, seed: UInt64, steps: Int) throws {

@@ -54,6 +54,7 @@ final class WebDAVWriteBackEndToEndTests: XCTestCase {
     func testConflictKeepsTheRemoteAndSavesALocalCopy() throws { try WriteBackChecks.conflict(try mount(), server) }
     func testWritesAfterAConflictCopyGoToTheCopy() throws { try WriteBackChecks.writesAfterAConflictCopy(try mount(), server) }
     func testAWriteBehindANewerOpenFailsWithESTALE() throws { try WriteBackChecks.writeBehindANewerOpen(try mount(), server) }
+    func testAWriteAfterARemoteDeleteBecomesAConflictCopy() throws { try WriteBackChecks.writeAfterARemoteDelete(try mount(), server) }
     func testRandomOperationsMatchAModel() throws {
         try WriteBackChecks.randomOperations(try mount(), server, seed: 2026, steps: 2000)
     }
@@ -117,6 +118,7 @@ final class LocalWriteBackEndToEndTests: XCTestCase {
     func testConflictKeepsTheRemoteAndSavesALocalCopy() throws { try WriteBackChecks.conflict(try mount(), server) }
     func testWritesAfterAConflictCopyGoToTheCopy() throws { try WriteBackChecks.writesAfterAConflictCopy(try mount(), server) }
     func testAWriteBehindANewerOpenFailsWithESTALE() throws { try WriteBackChecks.writeBehindANewerOpen(try mount(), server) }
+    func testAWriteAfterARemoteDeleteBecomesAConflictCopy() throws { try WriteBackChecks.writeAfterARemoteDelete(try mount(), server) }
     func testRandomOperationsMatchAModel() throws {
         try WriteBackChecks.randomOperations(try mount(), server, seed: 7, steps: 2000)
     }

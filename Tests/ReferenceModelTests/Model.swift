@@ -297,8 +297,13 @@ struct RefModel {
     /// the remote no longer has the version the handle holds (deleted or replaced by a folder).
     private func handleOfVanishedFile(_ h: Handle) -> Bool {
         guard !h.orphan, local[h.path] == nil else { return false }
-        guard case .file? = served[h.path] else { return KnownIssues.writeThroughHandleOfRemotelyDeletedFile }
-        return false
+        if case .file? = served[h.path] { return false }
+        // Gone at the remote: a write brings it back (then a conflict copy at upload), unless
+        // its name is a folder now or its folder is gone too (KnownIssues).
+        var folderGone = false
+        var a = parentPath(h.path)
+        while a != "/" { if served[a] != .folder { folderGone = true }; a = parentPath(a) }
+        return served[h.path] != nil || folderGone ? KnownIssues.writeThroughHandleOfRemotelyDeletedFile : false
     }
 
     /// Applies `step` and says what the core must answer. `failedByFault`: the core answered

@@ -67,15 +67,28 @@ extension Domain {
     /// `through`: the handle written through. When its content is not the placeholder's version
     /// (another client changed the file while it was open), the change is based on the version
     /// the handle's content came from: its upload then meets the newer version and becomes a
-    /// conflict copy, instead of replacing the other client's edit.
+    /// conflict copy, instead of replacing the other client's edit. When the file is gone at the
+    /// remote (deleted or renamed away by another client while open here), the write brings it
+    /// back: its placeholder is written again with the journal row, based on the version the
+    /// handle opened, so its upload finds that version gone and makes a conflict copy.
     @discardableResult
     func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil,
                    content record: PlaceholderStore.ContentRecord? = nil, through handle: OpenFile? = nil) throws -> Bool {
         let handleVersion = handle.map { f in f.entry.withLock { f.entry.version } }
+        var placeholder = placeholder
         let (exists, base, unrefused) = lock.withLock { () -> (Bool, String?, PlaceholderStore.JournalEntry?) in
             guard dirty[id] != nil else {
                 if isNew { return (false, nil, nil) }
                 let current = cachedItemLocked(id)
+                if current == nil, let f = handle, let handleVersion {
+                    var back = f.item
+                    back.identifier = id
+                    back.size = f.entry.withLock { f.entry.size }
+                    placeholder = back
+                    let opened = handleVersion == Self.contentVersion(f.item) ? f.item.version : nil
+                    log.info("\(id) was deleted at the remote while open here: a write brings it back; its upload will be a conflict copy")
+                    return (false, opened ?? "favfs-outdated:\(handleVersion)", nil)
+                }
                 guard let f = handle, let handleVersion, let current, handleVersion != Self.contentVersion(current) else {
                     return (false, current?.version, nil)
                 }
@@ -109,6 +122,8 @@ extension Domain {
                 dirty[id]!.generation += 1
             }
         }
+        // Brought back by a write through a handle of a file gone at the remote: it shows again.
+        if !isNew, let back = placeholder { setPlaceholder(back, persist: false) }
         return true
     }
 
@@ -223,6 +238,9 @@ extension Domain {
         // never uploaded.
         if deleted { return try content.write(f.entry, offset: offset, buffer) }
         if stale { throw supersededError(id) }
+        // Gone at the remote and its name a folder now: nothing to bring back there; the writes
+        // stay with the descriptor, as for a deleted file.
+        if !isDirty(id), let now = cachedItem(id), now.kind != .file { return try content.write(f.entry, offset: offset, buffer) }
         try checkFileSize(id, offset + Int64(buffer.count))
         // Based on the placeholder's version now (an upload of ours may have committed a newer
         // version since this handle was opened) unless the remote changed under the handle.
