@@ -108,13 +108,13 @@ final class ControlServer: @unchecked Sendable {
         let s = domain.status()
         var lines = ["remote: \(remote)"] + (name.map { ["name: \($0)"] } ?? []) + ["mountpoint: \(mountpoint)",
                      "access: \(domain.isWritable ? "read-write" : "read-only")",
-                     "cache: \(s.cachedFiles) files, \(ByteSize.format(s.cachedBytes)) of \(ByteSize.format(s.cacheLimit)) (\(domain.content.directory.deletingLastPathComponent().path))",
+                     "cache: \(Plural.count(Int(s.cachedFiles), "file")), \(ByteSize.format(s.cachedBytes)) of \(ByteSize.format(s.cacheLimit)) (\(domain.content.directory.deletingLastPathComponent().path))",
                      "uploads: \(s.pendingUploads) pending (\(ByteSize.format(s.pendingBytes)))"]
         for f in s.failedUploads { lines.append("failed upload: \(f)") }
         for f in s.refusedUploads { lines.append("refused upload (kept in the mount and in lost+found until changed or removed): \(f)") }
         let lost = domain.content.lostAndFound
         let kept = (try? FileManager.default.contentsOfDirectory(atPath: lost.path)) ?? []
-        if !kept.isEmpty { lines.append("lost+found: \(kept.count) files not on the server (refused uploads, content the database lost), kept in \(lost.path)") }
+        if !kept.isEmpty { lines.append("lost+found: \(Plural.count(kept.count, "file")) not on the server (refused uploads, content the database lost), kept in \(lost.path)") }
         if let e = s.lastNetworkError { lines.append("last network error: \(e)") }
         for t in transfers() { lines.append("transfer: \(t.line)") }
         lines += MountStatusReport.Pins(domain.pinStatus(), mountpoint: mountpoint).lines

@@ -34,7 +34,12 @@ struct FavFS: AsyncParsableCommand {
         let names = Set(configuration.subcommands.map { $0._commandName } + ["help"])
         do {
             if let translated = try MountHelperArguments.translate(arguments, subcommands: names) { arguments = translated }
-            var command = try parseAsRoot(arguments)
+            var command: ParsableCommand
+            do { command = try parseAsRoot(arguments) } catch {
+                // The parser's message names the symptom ("2 unexpected arguments"); say the mistake.
+                if let diagnosis = CommandLineDiagnosis.diagnose(arguments) { diagnosis.exit() }
+                throw error
+            }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

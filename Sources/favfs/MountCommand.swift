@@ -33,19 +33,19 @@ struct MountCommand: AsyncParsableCommand {
     @Option(help: "Where placeholders and content are kept (default: $XDG_CACHE_HOME/favfs/<remote>).", completion: .directory)
     var cacheDir: String?
 
-    @Option(help: "Content kept on disk at most; least recently used content is evicted beyond it (e.g. 512M, 10G).")
+    @Option(parsing: .unconditional, help: "Content kept on disk at most; least recently used content is evicted beyond it (e.g. 512M, 10G).")
     var cacheSize: String = "10G"
 
-    @Option(help: "Seconds a folder listing is used as is; after that it is still served while it is revalidated.")
+    @Option(parsing: .unconditional, help: "Seconds a folder listing is used as is; after that it is still served while it is revalidated.")
     var dirCacheTime: Double = 60
 
-    @Option(help: "Seconds between background checks for changes at the remote in the folders in use (listed recently, holding open files, or pinned); 0: no checks.")
+    @Option(parsing: .unconditional, help: "Seconds between background checks for changes at the remote in the folders in use (listed recently, holding open files, or pinned); 0: no checks.")
     var pollInterval: Double = 15
 
-    @Option(help: "Seconds the kernel may keep names and attributes without asking favfs.")
+    @Option(parsing: .unconditional, help: "Seconds the kernel may keep names and attributes without asking favfs.")
     var attrTimeout: Double = 1
 
-    @Option(help: "Seconds a call that waits on the server (ls of a folder not listed yet, a read of content not here yet, fsync, mkdir, mv...) may take before it fails with ETIMEDOUT; 0: no limit. The work goes on in the background.")
+    @Option(parsing: .unconditional, help: "Seconds a call that waits on the server (ls of a folder not listed yet, a read of content not here yet, fsync, mkdir, mv...) may take before it fails with ETIMEDOUT; 0: no limit. The work goes on in the background.")
     var timeout: Double = 30
 
     @Flag(help: "Stay in the foreground (logs on stderr) instead of returning once mounted.")
@@ -63,10 +63,10 @@ struct MountCommand: AsyncParsableCommand {
     @Flag(help: "No extended attributes (user.favfs.state, user.favfs.pin): the kernel then stops asking for them, which saves a round trip per write(2) and two per file in 'ls -l'.")
     var noXattrs = false
 
-    @Option(help: "The owner every file and folder reports (default: the user who mounts).")
+    @Option(parsing: .unconditional, help: "The owner every file and folder reports (default: the user who mounts).")
     var uid: UInt32?
 
-    @Option(help: "The group every file and folder reports (default: the user's group).")
+    @Option(parsing: .unconditional, help: "The group every file and folder reports (default: the user's group).")
     var gid: UInt32?
 
     @Option(help: ArgumentHelp("Permission bits to take away, in octal: files report 0666 and folders 0777 without them (e.g. 022; default: the remote's modes, or 0644/0755).", valueName: "octal"))
@@ -100,10 +100,20 @@ struct MountCommand: AsyncParsableCommand {
             throw ValidationError("--cache-size: '\(cacheSize)' has no unit: write \(cacheSize)M or \(cacheSize)G (or \(cacheSize)B for bytes)")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: '\(logLevel)' is not a level") }
-        guard dirCacheTime >= 0, attrTimeout >= 0, timeout >= 0, pollInterval >= 0 else { throw ValidationError("timeouts cannot be negative") }
+        for (name, value) in [("--dir-cache-time", dirCacheTime), ("--poll-interval", pollInterval), ("--attr-timeout", attrTimeout), ("--timeout", timeout)] {
+            try Self.checkSeconds(name, value)
+        }
         if let umask, Self.octal(umask) == nil { throw ValidationError("--umask: '\(umask)' is not an octal mode from 000 to 777 (e.g. 022)") }
         if let kernelFlags, let bad = kernelFlags.split(separator: ",").first(where: { !MountHelperArguments.kernelFlags.contains(String($0)) }) {
             throw ValidationError("--kernel-flags: '\(bad)' is not one of \(MountHelperArguments.kernelFlags.sorted().joined(separator: ", "))")
+        }
+    }
+
+    /// A number of seconds must be finite and not negative (argument-parser made a Double of it).
+    static func checkSeconds(_ name: String, _ value: Double, zero: Bool = true) throws {
+        guard value.isFinite, zero ? value >= 0 : value > 0 else {
+            let shown = value.isFinite && value == value.rounded() ? String(Int(value)) : String(value)
+            throw ValidationError("\(name) \(shown): give a number of seconds \(zero ? "≥ 0" : "> 0") (e.g. \(name) 30 or \(name) 0.5)")
         }
     }
 
@@ -119,6 +129,7 @@ struct MountCommand: AsyncParsableCommand {
 
     private func mount() async throws {
         let configuration = try RemoteSelection.resolve(remote, overrides: OptionPairs.parse(options))
+        try RemoteOptionCheck.validate(configuration)
         let remoteURL = configuration.url
         guard let mp = Paths.real(mountpoint) else {
             throw CLIError("favfs: mount point \(mountpoint) does not exist (create the folder first)", status: .usage)

@@ -159,7 +159,7 @@ struct MountRunner {
         poller?.cancel()
         reporter?.cancel()
         let pendingAtEnd = domain.pendingUploads().items
-        systemd.stopping(status: pendingAtEnd > 0 ? "unmounted; finishing \(pendingAtEnd) upload(s)" : "unmounted")
+        systemd.stopping(status: pendingAtEnd > 0 ? "unmounted; finishing \(Plural.count(Int(pendingAtEnd), "upload"))" : "unmounted")
         // Unmounted without 'favfs unmount' (fusermount3 -u, shutdown): finish what can be
         // finished in a short while; the rest stays in the journal for the next mount.
         if domain.pendingUploads().items > 0 {
@@ -169,11 +169,11 @@ struct MountRunner {
             while domain.pendingUploads().items > 0 && Date() < deadline { try? await Task.sleep(nanoseconds: 200_000_000) }
             drained.cancel()
             let left = domain.pendingUploads().items
-            if left > 0 { log.warning("\(left) upload(s) still pending: kept in the cache, resumed at the next mount") }
+            if left > 0 { log.warning("\(Plural.count(Int(left), "upload")) still pending: kept in the cache, resumed at the next mount") }
         }
         let keep = control.keepCache
         let (files, bytes) = domain.shutdown(keepContent: keep)
-        log.info(keep ? "unmounted; content kept" : "unmounted; evicted \(files) files (\(ByteSize.format(bytes)))")
+        log.info(keep ? "unmounted; content kept" : "unmounted; evicted \(Plural.count(Int(files), "file")) (\(ByteSize.format(bytes)))")
         control.finish("evicted \(files) \(bytes)")
         if let socket = ControlChannel.path(for: mountpoint) { unlink(socket) }
         close(lockFD)
@@ -186,7 +186,7 @@ struct MountRunner {
         while !Task.isCancelled {
             let pending = domain.pendingUploads()
             let text = pending.items == 0 ? "mounted on \(mountpoint); all uploaded"
-                : "mounted on \(mountpoint); \(pending.items) upload(s) pending (\(ByteSize.format(pending.bytes)))"
+                : "mounted on \(mountpoint); \(Plural.count(Int(pending.items), "upload")) pending (\(ByteSize.format(pending.bytes)))"
             if text != last { systemd.status(text); last = text }
             try? await Task.sleep(nanoseconds: 2_000_000_000)
         }

@@ -5,7 +5,9 @@ import Foundation
 /// screen), one block per interval otherwise (a log, a pipe, a test).
 extension StatusCommand {
     func runWatch(mounts: [String]) throws {
-        guard interval > 0, interval.isFinite else { throw ValidationError("--interval must be more than 0 seconds") }
+        do { try MountCommand.checkSeconds("--interval", interval, zero: false) } catch {
+            CLIError("favfs: \(error)", status: .usage).exit()
+        }
         var watched: [String] = []
         for path in paths {
             guard let (mp, _) = Self.locate(path, in: mounts) else {

@@ -23,7 +23,7 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Redraw every --interval seconds: each upload and download (bytes, rate, ETA) and pending uploads; Ctrl-C ends it, and so does the mount going away.")
     var watch = false
 
-    @Option(help: ArgumentHelp("Seconds between redraws with --watch.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds between redraws with --watch.", valueName: "seconds"))
     var interval: Double = 1
 
     func run() throws {
@@ -40,15 +40,44 @@ struct StatusCommand: ParsableCommand {
         }
         var failed = false
         for path in paths {
-            guard let (mp, rel) = Self.locate(path, in: mounts) else {
-                FileHandle.standardError.write(Data("favfs: \(path) is not inside a favfs mount\n".utf8))
+            switch state(of: path, mounts: mounts) {
+            case .reported(_, let state):
+                print("\(state)\t\(path)")
+            case .failed(let message, _):
+                FileHandle.standardError.write(Data("favfs: \(message)\n".utf8))
                 failed = true
-                continue
             }
-            let state = ask(mp, "status \(rel)")?.first ?? "not answering"
-            print("\(state)\t\(path)")
         }
         if failed { throw ExitCode(ExitStatus.usage.rawValue) }
+    }
+
+    /// What `favfs status PATH` says of one path: its state in its mount, or why there is none.
+    private enum PathState {
+        case reported(mountpoint: String, state: String)
+        /// The message for stderr, and the short form for `--json`'s "state".
+        case failed(message: String, state: String)
+    }
+
+    private func state(of path: String, mounts: [String]) -> PathState {
+        let missing = "no such file or folder"
+        guard let (mp, rel) = Self.locate(path, in: mounts) else {
+            // Outside every mount a stat cannot hang on a daemon: say which mistake it is.
+            if !Self.exists(path) { return .failed(message: "\(path): \(missing) (check the path; status takes files or folders inside a favfs mount)", state: missing) }
+            return .failed(message: "\(path) is not inside a favfs mount ('favfs status' without a path lists the mounts)", state: "not inside a favfs mount")
+        }
+        guard let state = ask(mp, "status \(rel)")?.first else { return .reported(mountpoint: mp, state: "not answering") }
+        guard state.hasPrefix("unknown") else { return .reported(mountpoint: mp, state: state) }
+        // Not seen by the mount yet: a stat looks it up (the daemon answers, so it cannot hang).
+        guard Self.exists(path) else {
+            return .failed(message: "\(path): \(missing) in the mount on \(mp) (check the path)", state: missing)
+        }
+        return .reported(mountpoint: mp, state: ask(mp, "status \(rel)")?.first ?? "not answering")
+    }
+
+    /// Whether `path` names something (a dangling symbolic link too).
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat((path as NSString).expandingTildeInPath, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)
     }
 
     /// The deepest favfs mount containing `path`, and the path inside it ("/…").
@@ -74,12 +103,13 @@ struct StatusCommand: ParsableCommand {
         }
         var items: [ItemState] = [], failed = false
         for path in paths {
-            guard let (mp, rel) = Self.locate(path, in: mounts) else {
-                items.append(ItemState(path: path, mountpoint: nil, state: "not inside a favfs mount"))
+            switch state(of: path, mounts: mounts) {
+            case .reported(let mp, let state):
+                items.append(ItemState(path: path, mountpoint: mp, state: state))
+            case .failed(_, let state):
+                items.append(ItemState(path: path, mountpoint: nil, state: state))
                 failed = true
-                continue
             }
-            items.append(ItemState(path: path, mountpoint: mp, state: ask(mp, "status \(rel)")?.first ?? "not answering"))
         }
         print(JSONOutput.encode(Items(items: items)))
         if failed { throw ExitCode(ExitStatus.usage.rawValue) }

@@ -115,9 +115,9 @@ extension MountStatusReport {
         /// The lines of `favfs status` (none when nothing is pinned).
         var lines: [String] {
             guard !paths.isEmpty else { return [] }
-            var out = ["pinned: \(paths.joined(separator: ", ")) — \(files) files, \(ByteSize.format(bytes)) here (not counted in the cache size)"]
+            var out = ["pinned: \(paths.joined(separator: ", ")) — \(Plural.count(Int(files), "file")), \(ByteSize.format(bytes)) here (not counted in the cache size)"]
             if downloadFilesDone + downloadFailures < downloadFilesTotal {
-                out.append("pinned downloads: \(downloadFilesDone) of \(downloadFilesTotal) files, \(ByteSize.format(downloadBytesDone)) of \(ByteSize.format(downloadBytesTotal))")
+                out.append("pinned downloads: \(downloadFilesDone) of \(Plural.count(Int(downloadFilesTotal), "file")), \(ByteSize.format(downloadBytesDone)) of \(ByteSize.format(downloadBytesTotal))")
             }
             if downloadFailures > 0, let lastError { out.append("pinned downloads failed: \(downloadFailures) (last: \(lastError))") }
             return out

@@ -67,10 +67,10 @@ struct UnmountCommand: ParsableCommand {
         }
         if let line = s.readLine(timeout: 120), line.hasPrefix("evicted ") {
             let parts = line.split(separator: " ")
-            let files = parts.count > 1 ? String(parts[1]) : "0"
+            let files = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             let bytes = parts.count > 2 ? Int64(parts[2]) ?? 0 : 0
             print(keepCache ? "favfs: unmounted \(mp); cached content kept"
-                            : "favfs: unmounted \(mp); evicted \(files) cached files (\(ByteSize.format(bytes)))")
+                            : "favfs: unmounted \(mp); evicted \(Plural.count(files, "cached file")) (\(ByteSize.format(bytes)))")
         } else {
             print("favfs: unmounted \(mp)")
         }

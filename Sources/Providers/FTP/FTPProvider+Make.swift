@@ -10,7 +10,7 @@ extension ProviderFactory {
     /// (do not verify the certificate: an explicit opt-out), `tls=required` (on ftp://: require
     /// AUTH TLS, like ftps://).
     static func makeFTP(_ configuration: RemoteConfiguration, transport: TransportOptions) throws -> any Provider {
-        try configuration.requireKnownOptions(["ca_certificate", "tls_verify", "tls"])
+        try configuration.requireKnownOptions(RemoteURL.Kind.ftp.optionNames)
         let url = configuration.url
         var useTLS = url.scheme == "ftps"
         if let tls = configuration.options["tls"] {

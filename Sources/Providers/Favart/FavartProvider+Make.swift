@@ -7,7 +7,7 @@ extension ProviderFactory {
     /// folder of the media tree to use as the remote's root. The API has no authentication, so
     /// a user or password in the URL is refused rather than ignored.
     static func makeFavart(_ configuration: RemoteConfiguration, transport: TransportOptions) throws -> any Provider {
-        try configuration.requireKnownOptions([])
+        try configuration.requireKnownOptions(RemoteURL.Kind.favart.optionNames)
         let url = configuration.url
         if url.user != nil || configuration.password != nil {
             throw ProviderError(.invalidName, remote: url.description,

@@ -7,7 +7,7 @@ extension ProviderFactory {
     /// Options: `metadata=head|index` (see `HTTPIndexMetadata`; default head),
     /// `head_concurrency=N` (HEADs in flight while listing; default 8).
     static func makeHTTPIndex(_ configuration: RemoteConfiguration, transport: TransportOptions) throws -> any Provider {
-        try configuration.requireKnownOptions(["metadata", "head_concurrency"])
+        try configuration.requireKnownOptions(RemoteURL.Kind.httpIndex.optionNames)
         let url = configuration.url
         let metadataOption = configuration.options["metadata"] ?? HTTPIndexMetadata.head.rawValue
         guard let metadata = HTTPIndexMetadata(rawValue: metadataOption.lowercased()) else {

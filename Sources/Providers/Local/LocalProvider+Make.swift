@@ -4,7 +4,7 @@ import FavFSCore
 extension ProviderFactory {
     /// `file:///path`: the folder must exist.
     static func makeLocal(_ configuration: RemoteConfiguration) throws -> any Provider {
-        try configuration.requireKnownOptions([])
+        try configuration.requireKnownOptions(RemoteURL.Kind.local.optionNames)
         let url = configuration.url
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDir), isDir.boolValue else {

@@ -10,7 +10,7 @@ extension ProviderFactory {
     /// - `timezone`: the server's time zone, for symlink times in listings (default UTC).
     /// The secret (`--password-stdin`) is the password, tried after the key.
     static func makeSFTP(_ configuration: RemoteConfiguration, transport: TransportOptions) throws -> any Provider {
-        try configuration.requireKnownOptions(["key", "key_passphrase", "known_hosts", "timezone"])
+        try configuration.requireKnownOptions(RemoteURL.Kind.sftp.optionNames)
         let url = configuration.url
         if url.path == "/~" || url.path.hasPrefix("/~/") {
             // libcurl expands "/~/" in URLs but not in quote commands (rename, rm, ...).

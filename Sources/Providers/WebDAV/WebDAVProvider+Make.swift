@@ -5,7 +5,7 @@ import Curl
 extension ProviderFactory {
     /// `dav://[user@]host[:port]/path` (HTTP) and `davs://…` (HTTPS).
     static func makeWebDAV(_ configuration: RemoteConfiguration, transport: TransportOptions) throws -> any Provider {
-        try configuration.requireKnownOptions([])
+        try configuration.requireKnownOptions(RemoteURL.Kind.webdav.optionNames)
         let url = configuration.url
         let httpScheme = url.scheme == "davs" ? "https" : "http"
         var encodedPath = url.path.split(separator: "/", omittingEmptySubsequences: true)

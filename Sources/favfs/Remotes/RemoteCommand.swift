@@ -77,9 +77,11 @@ struct RemoteAddCommand: ParsableCommand {
         let parsed: RemoteURL
         do { parsed = try RemoteURL(url) } catch { throw CLIError("favfs: \(error)", status: .dataError) }
         if parsed.password != nil {
-            throw CLIError("favfs: the URL holds a password; it would be kept in your shell history: give the URL without it (\(parsed)) and the password on standard input with --password-stdin")
+            throw CLIError("favfs: the URL holds a password, which would stay in your shell history and the remotes file's URL: give the URL without it (\(parsed)) and the password on standard input with --password-stdin",
+                           status: .usage)
         }
         let opts = try OptionPairs.parse(options)
+        try RemoteOptionCheck.validate(Array(opts.keys) + Array(parsed.options.keys), for: parsed)
         // Stored options may hold secrets (a session token) and are masked in 'list', but given
         // here they are in the shell's history: say so.
         for key in (Array(opts.keys) + Array(parsed.options.keys)).sorted() where StoredRemote.isSensitive(optionKey: key) {

@@ -52,13 +52,49 @@ enum RemoteSelection {
             do { return RemoteConfiguration(url: try RemoteURL(argument), options: overrides) }
             catch { throw CLIError("favfs: \(error)", status: .dataError) }
         }
-        do { return try RemotesStore().load().configuration(named: argument, overrides: overrides) }
-        catch { throw CLIError("favfs: \(error)", status: .configuration) }
+        let file = try RemotesStore().loadOrExit()
+        do { return try file.configuration(named: argument, overrides: overrides) } catch {
+            // A remote's name has no '/' or ':': such an argument is a URL with a typo.
+            if let argument, file[argument] == nil, let hint = notAURL(argument) {
+                throw CLIError("favfs: \(error); \(hint)", status: .dataError)
+            }
+            throw CLIError("favfs: \(error)", status: .configuration)
+        }
+    }
+
+    /// What to say of an argument that is no remote's name but looks like a mistyped URL
+    /// (`dav//host/`, `http:/host`, `sftp:host`, `nas/files`), nil when it looks like a name.
+    static func notAURL(_ argument: String) -> String? {
+        if let fixed = URLTypo.correction(of: argument, schemes: Array(RemoteURL.schemes.keys)) {
+            return "it is not a URL either: did you mean '\(fixed)'?"
+        }
+        guard argument.contains("/") || argument.contains(":") else { return nil }
+        let schemes = RemoteURL.schemes.keys.sorted().map { "\($0)://" }.joined(separator: ", ")
+        return "it is not a URL either: a URL starts with its scheme and '://' (\(schemes))"
     }
 
     /// A name or a URL for messages: `nas (dav://me@nas.local/files/)`, or the URL alone.
     static func label(_ c: RemoteConfiguration) -> String {
         c.name.map { "\($0) (\(c.url))" } ?? c.url.description
+    }
+}
+
+/// Refuses a provider option the remote's kind does not know, with the key it probably meant,
+/// before anything is stored or contacted (exit 65, as the provider's own refusal).
+enum RemoteOptionCheck {
+    static func validate<Keys: Sequence<String>>(_ keys: Keys, for url: RemoteURL) throws {
+        let known = url.kind.optionNames.sorted()
+        for key in Set(keys).sorted() where !known.contains(key) {
+            let hint = Suggestions.didYouMean(key, among: known, capitalized: false)
+            let list = known.isEmpty ? "it takes no options" : "known: " + known.joined(separator: ", ")
+            throw CLIError("favfs: unknown option '\(key)' for \(url.kind.remoteNoun)" + (hint.isEmpty ? " (\(list))" : "; \(hint) (\(list))"),
+                           status: .dataError)
+        }
+    }
+
+    /// Every option of a resolved configuration (the URL's query, stored, command line).
+    static func validate(_ configuration: RemoteConfiguration) throws {
+        try validate(configuration.options.keys, for: configuration.url)
     }
 }
 

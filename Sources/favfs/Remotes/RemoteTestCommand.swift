@@ -13,7 +13,7 @@ struct RemoteTestCommand: AsyncParsableCommand {
 
             Examples:
               favfs remote test nas
-              favfs remote test nas --option timeout=5
+              favfs remote test s3://bucket --option region=eu-west-1
               echo "$PASS" | favfs remote test dav://me@127.0.0.1:8080/files/ \\
                   --password-stdin
 
@@ -67,6 +67,7 @@ struct RemoteTestCommand: AsyncParsableCommand {
 
     private func test() async throws {
         var config = try RemoteSelection.resolve(remote, overrides: OptionPairs.parse(options))
+        try RemoteOptionCheck.validate(config)
         if passwordStdin { config.secret = try SecretInput.read(prompt: "Secret for \(RemoteSelection.label(config)): ") }
         let label = RemoteSelection.label(config)
 
@@ -109,7 +110,7 @@ struct RemoteTestCommand: AsyncParsableCommand {
         print("favfs: \(label): ok")
         let n = page.items.count
         print("listed / in \(ms) ms: \(n) item\(n == 1 ? "" : "s")\(page.nextPage == nil ? "" : " on the first page (more follow)")" +
-              (page.skipped.isEmpty ? "" : "; \(page.skipped.count) name(s) skipped (not valid here)"))
+              (page.skipped.isEmpty ? "" : "; \(Plural.count(page.skipped.count, "name")) skipped (not valid here)"))
         print("access: \(report.readOnly == true ? "read-only" : "read-write")")
         let names = provider.capabilities.names
         print("capabilities: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
