@@ -3,7 +3,8 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 # The binary users install: optimised, with the Swift runtime linked in (--static-swift-stdlib),
 # so it needs only Debian's libfuse3, libcurl, libsqlite3 and libxml2. The tests mount this one.
-RELEASE_FLAGS = -c release --static-swift-stdlib --product favfs
+# -z now (with the default RELRO): the whole GOT read-only after start (Debian's "bindnow" hardening).
+RELEASE_FLAGS = -c release --static-swift-stdlib --product favfs -Xlinker -z -Xlinker now
 RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 
 .PHONY: setup build release man test check install deb demo demo-stop bench clean

@@ -55,6 +55,8 @@ libs=$(ldd /usr/bin/favfs)
 grep -q 'not found' <<< "$libs" && fail "missing libraries: $(grep 'not found' <<< "$libs")"
 grep -q swift <<< "$libs" && fail "the packaged binary links the Swift runtime dynamically"
 readelf -S -W /usr/bin/favfs | grep -q ' \.symtab ' && fail "/usr/bin/favfs is not stripped"
+readelf -d /usr/bin/favfs | grep -q 'FLAGS.*\bNOW\b' || fail "/usr/bin/favfs is not linked with -z now (bindnow)"
+readelf -l -W /usr/bin/favfs | grep -q GNU_RELRO || fail "/usr/bin/favfs has no RELRO segment"
 deb=$(ls -t "$(dirname "$0")"/../favfs_*.deb 2>/dev/null | head -1 || true)  # none: nothing to compare
 if [ -n "$deb" ]; then
     cmp -s <(dpkg-deb --fsys-tarfile "$deb" 2>/dev/null | tar -xO ./usr/bin/favfs) /usr/bin/favfs \
