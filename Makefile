@@ -64,10 +64,10 @@ test: check release
 # plugin, on the debug build the tests use), with the hand-written sections of
 # packaging/favfs.1.sections (behaviour, fstab, systemd, files, exit statuses).
 MAN_PAGE = .build/man/favfs.1
-man:
+man: release
 	$(SWIFT) package generate-manual --configuration debug --date "$$(git log -1 --format=%cs 2>/dev/null || date +%F)" --authors "favfs developers"
 	mkdir -p .build/man
-	packaging/make-man.py .build/plugins/GenerateManual/outputs/favfs/favfs.1 packaging/favfs.1.sections $(MAN_PAGE)
+	packaging/make-man.py .build/plugins/GenerateManual/outputs/favfs/favfs.1 packaging/favfs.1.sections $(MAN_PAGE) "$(RELEASE_BIN)"
 
 # The binary, man page, completions (bash, zsh, fish) and the systemd user unit; the same set
 # the package installs. PREFIX=/usr/local by default; DESTDIR for staging.

@@ -120,8 +120,8 @@ struct RemoteListCommand: ParsableCommand {
                 url: s3://bucket/prefix
                 options: region=eu-west-1, session_token=***
                 secret: stored
-              $ favfs remote list --json
-              {"remotes": [{"default": true, "name": "nas", "options": {}, "secret_stored": true, "url": "dav://…"}, …]}
+              $ favfs remote list --json | jq -c '.remotes[0]'
+              {"default":true,"name":"nas","options":{},"secret_stored":true,"url":"dav://me@nas.local:8080/files/"}
             """)
 
     @Flag(help: "Print JSON: {\"remotes\": [{\"name\", \"url\", \"default\", \"options\", \"secret_stored\"}]}.")
