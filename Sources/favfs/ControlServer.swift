@@ -32,6 +32,10 @@ final class ControlServer: @unchecked Sendable {
                 for f in failures {
                     s.send("warning: not uploaded, kept in the cache for the next mount: \(f)")
                 }
+                // Not waited for (the server said no), but not on the server either: said here too.
+                for f in domain.refusedUploads() {
+                    s.send("warning: refused by the server, kept in the cache and in lost+found until changed or removed: \(f)")
+                }
                 s.send("ready")
             } else if line == "status" {
                 for l in mountStatus() { s.send(l) }

@@ -76,13 +76,16 @@ final class FailedUploadEndToEndTests: XCTestCase {
         let state = try Python.getxattr(m.path + "/small/big.bin", "user.favfs.state")
         XCTAssertTrue(state.hasPrefix("upload refused: ") && state.contains("413"), state)
         let status = try TimedProcess.run(FavFSBinary.path, ["status"], timeout: 30)
-        XCTAssertTrue(status.stdout.contains("lost+found: 1 files"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("lost+found: 1 file not on the server"), status.stdout)
         XCTAssertTrue(status.stdout.contains("uploads: 0 pending"), status.stdout)
         XCTAssertTrue(status.stdout.contains("refused upload") && status.stdout.contains("/small/big.bin"), status.stdout)
         // Nothing left to wait for at unmount; the next mount does not send it again.
         let unmountStarted = Date()
-        XCTAssertTrue(try m.unmount().succeeded)
+        let unmounted = try m.unmount()
+        XCTAssertTrue(unmounted.succeeded, "\(unmounted)")
         XCTAssertLessThan(Date().timeIntervalSince(unmountStarted), 10, "unmount waited for an upload that cannot succeed")
+        XCTAssertTrue(unmounted.stderr.contains("refused by the server") && unmounted.stderr.contains("/small/big.bin"),
+                      "unmount did not say which file the server refused: \(unmounted)")
         let requestsBefore = apache.accessLogLines().filter { $0.hasPrefix("PUT ") }.count
         try m.mountOrThrow()
         XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/small/big.bin"), payload, "after a remount")

@@ -47,7 +47,7 @@ final class LostAndFoundEndToEndTests: XCTestCase {
         let damaged = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0.hasPrefix("placeholders.sqlite.damaged-") }
         XCTAssertFalse(damaged.isEmpty, "the damaged database was not kept aside")
         let status = try TimedProcess.run(FavFSBinary.path, ["status"], timeout: 30)
-        XCTAssertTrue(status.stdout.contains("lost+found: 1 files"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("lost+found: 1 file not on the server"), status.stdout)
         // Unmounting (which evicts) leaves lost+found alone.
         XCTAssertTrue(try second.unmount().succeeded)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: lost.path).count, 1)
