@@ -155,13 +155,26 @@ enum WriteBackChecks {
         XCTAssertTrue(server.data("k/closed.bin") == big, "the closed file did not reach the server intact")
     }
 
+    /// Mounts, writes FOLDER/doc.txt ("base") through the mount and waits until the server has
+    /// it; returns the folder's path in the mount.
+    private static func baseDocument(_ mnt: MountedFavFS, _ server: ServerSide, in folder: String, extraArgs: [String] = []) throws -> String {
+        try mnt.mountOrThrow(extraArgs: extraArgs)
+        let d = mnt.path + "/" + folder
+        XCTAssertTrue(try sh("mkdir \(shq(d)) && printf base > \(shq(d + "/doc.txt"))").succeeded)
+        XCTAssertTrue(server.waitFor(folder + "/doc.txt", Data("base".utf8)), "the base version was never uploaded")
+        return d
+    }
+
+    /// The names in FOLDER at the server, and those of doc.txt's conflict copies.
+    private static func conflictCopies(_ server: ServerSide, in folder: String) throws -> (names: [String], copies: [String]) {
+        let names = try FileManager.default.contentsOfDirectory(atPath: server.path(folder)).sorted()
+        return (names, names.filter { $0.hasPrefix("doc (conflict ") && $0.hasSuffix(").txt") })
+    }
+
     /// The remote changed while the file was open for writing here: the remote keeps its name,
     /// the local content lands beside it as a conflict copy.
     static func conflict(_ mnt: MountedFavFS, _ server: ServerSide) throws {
-        try mnt.mountOrThrow()
-        let d = mnt.path + "/cf"
-        XCTAssertTrue(try sh("mkdir \(shq(d)) && printf base > \(shq(d + "/doc.txt"))").succeeded)
-        XCTAssertTrue(server.waitFor("cf/doc.txt", Data("base".utf8)), "the base version was never uploaded")
+        let d = try baseDocument(mnt, server, in: "cf")
         // Open read-write (materialized from the server), change the server behind favfs's
         // back, then write and close.
         let r = try sh("""
@@ -172,8 +185,7 @@ enum WriteBackChecks {
         XCTAssertTrue(r.succeeded, "\(r)")
         try unmountOrFail(mnt)
         XCTAssertEqual(server.data("cf/doc.txt"), Data("remote edit".utf8), "the remote version was overwritten")
-        let names = try FileManager.default.contentsOfDirectory(atPath: server.path("cf")).sorted()
-        let copies = names.filter { $0.hasPrefix("doc (conflict ") && $0.hasSuffix(").txt") }
+        let (names, copies) = try conflictCopies(server, in: "cf")
         XCTAssertEqual(copies.count, 1, "expected one conflict copy in \(names)")
         if let c = copies.first { XCTAssertEqual(server.data("cf/" + c), Data("local edit".utf8)) }
     }
@@ -182,10 +194,7 @@ enum WriteBackChecks {
     /// and the program goes on writing through its descriptor: those writes belong to its edit,
     /// now the copy, and reach the server there (they were once acknowledged and lost).
     static func writesAfterAConflictCopy(_ mnt: MountedFavFS, _ server: ServerSide) throws {
-        try mnt.mountOrThrow()
-        let d = mnt.path + "/cw"
-        XCTAssertTrue(try sh("mkdir \(shq(d)) && printf base > \(shq(d + "/doc.txt"))").succeeded)
-        XCTAssertTrue(server.waitFor("cw/doc.txt", Data("base".utf8)), "the base version was never uploaded")
+        let d = try baseDocument(mnt, server, in: "cw")
         let r = try sh("""
             /usr/bin/python3 -c '
             import os, sys, time
@@ -202,8 +211,7 @@ enum WriteBackChecks {
         try server.fixOwnership()
         try unmountOrFail(mnt)
         XCTAssertEqual(server.data("cw/doc.txt"), Data("remote edit".utf8), "the remote version was overwritten")
-        let names = try FileManager.default.contentsOfDirectory(atPath: server.path("cw")).sorted()
-        let copies = names.filter { $0.hasPrefix("doc (conflict ") && $0.hasSuffix(").txt") }
+        let (names, copies) = try conflictCopies(server, in: "cw")
         XCTAssertEqual(copies.count, 1, "expected one conflict copy in \(names)")
         if let c = copies.first { XCTAssertEqual(server.data("cw/" + c), Data("local edit and more".utf8), "the writes after the fsync were lost") }
     }
@@ -214,10 +222,7 @@ enum WriteBackChecks {
     /// acknowledged and dropped (and written into the cache of the new version: a reader then
     /// saw bytes the server never had).
     static func writeBehindANewerOpen(_ mnt: MountedFavFS, _ server: ServerSide) throws {
-        try mnt.mountOrThrow(extraArgs: ["--poll-interval", "1"])
-        let d = mnt.path + "/wn"
-        XCTAssertTrue(try sh("mkdir \(shq(d)) && printf base > \(shq(d + "/doc.txt"))").succeeded)
-        XCTAssertTrue(server.waitFor("wn/doc.txt", Data("base".utf8)), "the base version was never uploaded")
+        let d = try baseDocument(mnt, server, in: "wn", extraArgs: ["--poll-interval", "1"])
         let r = try sh("""
             /usr/bin/python3 -c '
             import errno, os, sys, time
@@ -250,10 +255,7 @@ enum WriteBackChecks {
     /// (it was: every upload failed "the item to upload is gone", invisible): the file comes
     /// back, and its upload, finding the version it was based on gone, is a conflict copy.
     static func writeAfterARemoteDelete(_ mnt: MountedFavFS, _ server: ServerSide) throws {
-        try mnt.mountOrThrow(extraArgs: ["--poll-interval", "1"])
-        let d = mnt.path + "/wd"
-        XCTAssertTrue(try sh("mkdir \(shq(d)) && printf base > \(shq(d + "/doc.txt"))").succeeded)
-        XCTAssertTrue(server.waitFor("wd/doc.txt", Data("base".utf8)), "the base version was never uploaded")
+        let d = try baseDocument(mnt, server, in: "wd", extraArgs: ["--poll-interval", "1"])
         let r = try sh("""
             /usr/bin/python3 -c '
             import os, sys, time
@@ -270,8 +272,7 @@ enum WriteBackChecks {
             """)
         XCTAssertTrue(r.succeeded, "\(r)")
         try unmountOrFail(mnt)
-        let names = try FileManager.default.contentsOfDirectory(atPath: server.path("wd")).sorted()
-        let copies = names.filter { $0.hasPrefix("doc (conflict ") && $0.hasSuffix(").txt") }
+        let (names, copies) = try conflictCopies(server, in: "wd")
         XCTAssertEqual(copies.count, 1, "expected the edit as one conflict copy in \(names)")
         if let c = copies.first { XCTAssertEqual(server.data("wd/" + c), Data("base and more".utf8), "the edit after the remote delete was lost") }
         XCTAssertFalse(names.contains("doc.txt"), "the deleted name came back at the server: \(names)")

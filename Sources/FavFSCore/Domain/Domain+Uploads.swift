@@ -281,7 +281,7 @@ extension Domain {
         let copyId = copy.identifier
         let version = Self.contentVersion(copy)
         let outcome = lock.withLock { () -> Result<(answered: [UploadWaiter], again: Bool), Error> in
-            guard var d = dirty[id] else { return .success(([], false)) }
+            guard let d = dirty[id] else { return .success(([], false)) }
             let changed = d.generation != generation
             let nameItem = name.map { withKeptModifiedTime($0) }
             do {
@@ -299,22 +299,12 @@ extension Domain {
             // fsync of a later change waits for the copy's upload.
             let later = { (w: UploadWaiter) in w.generation > generation && w.generation != Int.max }
             guard changed else { return .success((d.waiters, false)) }
-            let answered = d.waiters.filter { !later($0) }
-            d.waiters.removeAll { !later($0) }
-            d.journal.id = copyId
-            d.journal.baseVersion = copy.version
-            d.journal.isNew = false
-            d.journal.attempts = 0
-            d.journal.lastError = nil
-            d.journal.refused = nil
-            d.uploading = false
-            d.failure = nil
-            d.appendedUpTo = nil
-            d.stream = nil
-            d.streamEndedAt = nil
-            d.uploadAfterStream = false
-            dirty[copyId] = d
-            return .success((answered, true))
+            // The copy's own dirty state: the row moved in the store, now based on the copy.
+            var moved = DirtyState(journal: .init(id: copyId, baseVersion: copy.version, isNew: false, since: d.journal.since))
+            moved.generation = d.generation
+            moved.waiters = d.waiters.filter(later)
+            dirty[copyId] = moved
+            return .success((d.waiters.filter { !later($0) }, true))
         }
         switch outcome {
         case .failure(let e): return e
