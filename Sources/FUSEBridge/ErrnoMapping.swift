@@ -21,6 +21,7 @@ public enum ErrnoMapping {
         case .nameTooLong: return ENAMETOOLONG
         case .cancelled: return EINTR
         case .locked: return EBUSY
+        case .badHandle: return EBADF
         case .unreachable, .timedOut, .invalidResponse, .serverError, .localIO: return EIO
         }
     }

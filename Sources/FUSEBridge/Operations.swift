@@ -55,7 +55,6 @@ func makeOperations(extendedAttributes: Bool = true) -> fuse_lowlevel_ops {
     // No flush: there is nothing to do at close(2) that release does not do, and without the
     // operation libfuse answers the first FLUSH with ENOSYS, after which the kernel sends none.
     // Every close of a written file was a round trip the writer waited for (release is not).
-    ops.fsync = { req, _, _, _ in fuse_reply_err(req, 0) }
     ops.release = { req, _, fi in bridge(req).release(Request(raw: req!), fi!.pointee.fh) }
     ops.statfs = { req, _ in bridge(req).statfs(Request(raw: req!)) }
     // Extended attributes: favfs's state (user.favfs.*); anything else ENODATA at once. Left

@@ -107,7 +107,10 @@ enum KnownIssues {
     /// content the user deleted (or clean content) shows up as rescued, and takes disk until
     /// then. Excluded: lost+found may hold, besides what the model expects, content that a
     /// handle held when it closed (a real loss would still show as a missing file).
-    static let deletedWhileOpenContentLeaks = excluded
+    /// Not seen since `ContentCache.dropStaleRecord` and the superseded entries that follow
+    /// deletes (200 seeds x 100 steps with this exclusion off, and its repro passes): switched
+    /// off; set it back to `excluded` if a run shows it again.
+    static let deletedWhileOpenContentLeaks = false
 
     /// Fixed (`remoteItemWithSameContent` throws a transient failure instead of calling the
     /// content different): a transient fault during the comparison made a conflict copy of
@@ -158,7 +161,11 @@ enum KnownIssues {
     /// is taken for the server's version when `saveConflictCopy`'s `content.remove` and the
     /// reader's `retain` interleave. Excluded: `closeRefused(.versionChanged)` is skipped when
     /// the served version is still the edit's base.
-    static let conflictCopyWithoutRemoteChangeServesLocalBytes = excluded
+    /// Not seen since the conflict copy hands the edit's content to the copy in one step
+    /// (`handEditToConflictCopy`: no `content.remove` for a reader's `retain` to interleave
+    /// with; 200 seeds x 100 steps with this exclusion off): switched off; set it back to
+    /// `excluded` if a run shows it again.
+    static let conflictCopyWithoutRemoteChangeServesLocalBytes = false
 
     /// A file open here (its content cached) is deleted or renamed away by another client;
     /// `applyRemoteChanges` keeps the content of open files, and nothing removes its store

@@ -29,7 +29,6 @@ extension Domain {
     public func isPinned(_ id: ItemIdentifier) -> Bool { pins.covers(id) }
 
     /// The pinned items (folders and files) as the user pinned them.
-    public func pinnedItems() -> [ItemIdentifier] { pins.all }
 
     /// The pinned folders (for the poller's working set).
     public func pinnedFolders() -> [ItemIdentifier] {

@@ -302,7 +302,7 @@ public final class Domain: @unchecked Sendable {
 
     func openFile(handle: UInt64) throws -> OpenFile {
         guard let f = lock.withLock({ handles[handle] }) else {
-            throw ProviderError(.invalidName, remote: provider.remoteDescription, detail: "bad file handle \(handle)")
+            throw ProviderError(.badHandle, remote: provider.remoteDescription, detail: "bad file handle \(handle)")
         }
         return f
     }

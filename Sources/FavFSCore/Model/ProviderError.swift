@@ -23,6 +23,7 @@ public struct ProviderError: Error, Sendable, CustomStringConvertible, Equatable
         case cancelled         // EINTR
         case locked            // EBUSY: another client holds a lock on it; try again later
         case localIO           // EIO: the cache disk or database failed
+        case badHandle         // EBADF: a file handle this mount does not know
     }
 
     public var kind: Kind

@@ -93,27 +93,6 @@ struct S3Addressing: Sendable, Equatable {
     /// Decodes a key from a listing made with `encoding-type=url` (S3 writes a space as `+`,
     /// a `+` as `%2B`); nil for a bad escape or bytes that are not UTF-8.
     static func decodeListed(_ s: String) -> String? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(s.utf8.count)
-        var it = Array(s.utf8)[...]
-        while let b = it.popFirst() {
-            switch b {
-            case UInt8(ascii: "+"): bytes.append(UInt8(ascii: " "))
-            case UInt8(ascii: "%"):
-                guard it.count >= 2, let hi = hexValue(it.popFirst()!), let lo = hexValue(it.popFirst()!) else { return nil }
-                bytes.append(hi << 4 | lo)
-            default: bytes.append(b)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-        default: return nil
-        }
+        PercentEncoding.decode(Array(s.utf8)[...], plusIsSpace: true)
     }
 }

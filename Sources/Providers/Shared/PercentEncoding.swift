@@ -19,6 +19,36 @@ enum PercentEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Decodes `%XX` escapes (and `+` as a space when `plusIsSpace`: S3 listings made with
+    /// `encoding-type=url`); nil for a bad escape or bytes that are not UTF-8.
+    static func decode(_ s: ArraySlice<UInt8>, plusIsSpace: Bool = false) -> String? {
+        guard s.contains(UInt8(ascii: "%")) || (plusIsSpace && s.contains(UInt8(ascii: "+"))) else {
+            return String(validating: s, as: UTF8.self)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.count)
+        var it = s
+        while let b = it.popFirst() {
+            switch b {
+            case UInt8(ascii: "+") where plusIsSpace: bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard it.count >= 2, let hi = hexValue(it.popFirst()!), let lo = hexValue(it.popFirst()!) else { return nil }
+                bytes.append(hi << 4 | lo)
+            default: bytes.append(b)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
     static func isUnreserved(_ b: UInt8) -> Bool {
         switch b {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
