@@ -99,7 +99,7 @@ struct ProviderMountEndToEndTests {
         defer { try? FileManager.default.removeItem(at: staging) }
         try DirectorySeeding.seed(staging, files: files, folders: folders)
         let cp = try TimedProcess.sh("cp -r \(shq(staging.path))/tree/. \(shq(target.path))/ 2>&1")
-        #expect(cp.succeeded, "cp -r into the mount: \(cp)")
+        #expect(cp.succeeded, "cp -r into the mount: \(cp)\ndaemon log:\n\(m.logProblems())")
         let r = try m.unmount()
         #expect(r.succeeded, "unmount (uploads drained): \(r)")
         for (path, data) in files {

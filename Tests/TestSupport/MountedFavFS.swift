@@ -220,6 +220,14 @@ public final class MountedFavFS: @unchecked Sendable {
         return try TimedProcess.run(FavFSBinary.path, args, timeout: timeout)
     }
 
+    /// The daemon log's warnings and errors (the last `lines` of them), for a failure message:
+    /// a flaky failure in CI then shows its cause without a rerun.
+    public func logProblems(lines: Int = 20) -> String {
+        guard let text = try? String(contentsOf: cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8) else { return "(no daemon log)" }
+        let problems = text.split(separator: "\n").filter { $0.contains(" warning ") || $0.contains(" error ") || $0.contains(" critical ") }
+        return problems.isEmpty ? "(no warning or error in the daemon log)" : problems.suffix(lines).joined(separator: "\n")
+    }
+
     /// Unmounts whatever is left (favfs unmount, else abort the FUSE connection and lazy-unmount),
     /// ends leftover favfs processes of this mount point, removes temp folders.
     public func tearDown() {
