@@ -59,6 +59,9 @@ struct ChangeDetectionEndToEndTests {
                 && !fm.fileExists(atPath: dir + "/gone")
                 && fm.contents(atPath: dir + "/" + a) == rewritten
         }
+        #expect(arrived, "the server's changes did not reach the mount within 30 s (poll interval 1 s): \(m.logTail())")
+        let told = waitUntil(10) { watchers.allSatisfy { $0.log().contains("DELETE_SELF") } }
+        #expect(told, "a watcher of a deleted item was not told (IN_DELETE_SELF): \(watchers.map { $0.log() })")
         if s.traits.writable {
             // The folder is gone here too: making it again is not EEXIST.
             #expect(throws: Never.self) { try fm.createDirectory(atPath: dir + "/gone", withIntermediateDirectories: false) }

@@ -275,7 +275,7 @@ final class CommandLineEndToEndTests: XCTestCase {
         for journal in [true, false] {
             let m = try make("file://" + src.path)
             let logPath = m.base.appendingPathComponent("stderr.log").path
-            FileManager.default.createFile(atPath: logPath, contents: nil)
+            XCTAssertTrue(FileManager.default.createFile(atPath: logPath, contents: nil), "cannot create \(logPath)")
             let handle = try XCTUnwrap(FileHandle(forWritingAtPath: logPath))
             var st = stat()
             XCTAssertEqual(stat(logPath, &st), 0)
