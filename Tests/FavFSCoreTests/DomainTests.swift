@@ -1,6 +1,7 @@
 import XCTest
 import FavFSCore
 import Providers
+import FUSEBridge
 
 final class DomainTests: XCTestCase {
     func testListingIsServedFromPlaceholdersWhileFresh() async throws {
@@ -211,5 +212,22 @@ final class ListRootAheadTests: XCTestCase {
         // The first readdir is served from what was listed ahead: no second enumeration.
         _ = try await d.children(of: .rootContainer)
         XCTAssertEqual(f.provider.enumerations(of: .rootContainer), 1)
+    }
+}
+
+final class BadHandleTests: XCTestCase {
+    /// A handle the mount never gave out (or already released) is EBADF at the bridge, as for
+    /// any file system: not EINVAL, which says the arguments were malformed.
+    func testAnUnknownHandleIsBadHandleAndMapsToEBADF() async throws {
+        let f = try LocalFixture()
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        do {
+            _ = try await d.read(handle: 987_654, offset: 0, size: 10)
+            XCTFail("a read through an unknown handle succeeded")
+        } catch let e as ProviderError {
+            XCTAssertEqual(e.kind, .badHandle)
+            XCTAssertEqual(ErrnoMapping.errno(for: e), EBADF)
+        }
     }
 }
