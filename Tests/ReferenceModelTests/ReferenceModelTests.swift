@@ -95,7 +95,10 @@ enum KnownIssues {
     /// other writer's later edits are based on a version the model did not expect. Seen after a
     /// restart whose resumed upload ended in a conflict copy; cause not pinned down. Excluded:
     /// truncate by path is skipped while another writable handle is open on the file.
-    static let truncateByPathBesideAnOpenWriterUploadsAtOnce = excluded
+    /// Not seen since open handles follow their edit into a conflict copy (the case it was seen
+    /// after): 200 seeds x 100 steps with this exclusion off. Switched off; set it back to
+    /// `excluded` if a run shows it again.
+    static let truncateByPathBesideAnOpenWriterUploadsAtOnce = false
 
     /// A file open here goes away while open — deleted here (its cache entry never recorded
     /// in the store: opened with O_TRUNC, or created over an existing name), or renamed away
