@@ -247,10 +247,12 @@ final class CoreHarness: @unchecked Sendable {
     }
 
     static let conflictRegex = #" \(conflict \d{4}-\d{2}-\d{2} \d{6}( \d+)?\)"#
-    /// A conflict copy's name as the model writes it: `NAME (conflict)`.
+    /// A conflict copy's name as the model writes it: `NAME (conflict)` (a conflict copy of a
+    /// conflict copy too: the model keeps one mark).
     static func displayName(_ name: String) -> String {
-        guard let r = name.range(of: conflictRegex, options: .regularExpression) else { return name }
-        return name.replacingCharacters(in: r, with: "") + " (conflict)"
+        var plain = name
+        while let r = plain.range(of: conflictRegex, options: .regularExpression) { plain.replaceSubrange(r, with: "") }
+        return plain == name ? name : plain + " (conflict)"
     }
 
     /// The orphan name the bridge's inode table gives a deleted inode.

@@ -288,8 +288,9 @@ struct RefModel {
         if !h.orphan { unrecorded.remove(h.path) }
         // Content a handle held may be left behind in the cache (KnownIssues.openContentLeaksWhenItsFileGoes).
         orphanLeftovers.append(h.content)
-        guard h.writable, !h.orphan, local[h.path] != nil else { return }
-        if handles.values.contains(where: { $0.path == h.path && $0.writable && !$0.orphan }) { return }
+        // A superseded handle's close sends nothing (its entry is not the file's any more).
+        guard h.writable, !h.orphan, !h.supersededBehind, local[h.path] != nil else { return }
+        if handles.values.contains(where: { $0.path == h.path && $0.writable && !$0.orphan && !$0.supersededBehind }) { return }
         upload(h.path)
     }
 
@@ -363,8 +364,9 @@ struct RefModel {
             if c.count > size { c.removeLast(c.count - size) } else { c += [UInt8](repeating: 0, count: size - c.count) }
             setContent(p, c, base: base)
             unrecorded.remove(p)
-            // Its own handle closes: the upload starts unless another writer has the file open.
-            if !handles.values.contains(where: { $0.path == p && $0.writable && !$0.orphan }) { upload(p) }
+            // Its own handle closes: the upload starts unless another writer has the file open
+            // (a superseded handle is none: its writes are refused).
+            if !handles.values.contains(where: { $0.path == p && $0.writable && !$0.orphan && !$0.supersededBehind }) { upload(p) }
             return .ok
         case .fsync(let slot):
             guard let h = handles[slot] else { return .skip }
@@ -381,7 +383,7 @@ struct RefModel {
             return .ok
         case .closeRefused(let slot, let error):
             // (A conflict copy's path is not one the harness can arm a fault for.)
-            guard let h = handles[slot], h.writable, !h.orphan, !Self.isConflictKey(h.path), let d = local[h.path], !d.failed, !d.refused,
+            guard let h = handles[slot], h.writable, !h.orphan, !h.supersededBehind, !Self.isConflictKey(h.path), let d = local[h.path], !d.failed, !d.refused,
                   handles.values.filter({ $0.path == h.path }).count == 1,
                   uploadFaults[h.path] == nil else { return .skip }
             if error == .versionChanged, KnownIssues.conflictCopyWithoutRemoteChangeServesLocalBytes,

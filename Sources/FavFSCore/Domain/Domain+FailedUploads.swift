@@ -7,8 +7,9 @@ import Foundation
 /// Nothing is retried forever, and unmount never waits for it.
 extension Domain {
     /// Re-creates the folders above `id` that are missing at the remote, top down. True when
-    /// at least one was created (the upload is worth trying again).
-    func recreateMissingFolders(above id: ItemIdentifier) async -> Bool {
+    /// at least one was created (the upload is worth trying again). Throws a transient failure
+    /// (the server in trouble meanwhile): that is no refusal, the caller tries again later.
+    func recreateMissingFolders(above id: ItemIdentifier) async throws -> Bool {
         guard let w = try? writer(id) else { return false }
         var missing: [ItemIdentifier] = []
         var folder = id.parent
@@ -20,6 +21,8 @@ extension Domain {
             } catch let e as ProviderError where e.kind == .notFound {
                 missing.append(f)
                 folder = f.parent
+            } catch let e as ProviderError where e.isTransient {
+                throw e
             } catch {
                 return false
             }
@@ -32,6 +35,9 @@ extension Domain {
                 setPlaceholder(created)
             } catch let e as ProviderError where e.kind == .exists {
                 continue  // made by someone else meanwhile: as good
+            } catch let e as ProviderError where e.isTransient {
+                log.warning("cannot re-create the folder \(f) for the upload of \(id) yet: \(e)")
+                throw e
             } catch {
                 log.error("cannot re-create the folder \(f) for the upload of \(id): \(error)")
                 return false

@@ -90,7 +90,15 @@ extension Domain {
             } catch let e as ProviderError where e.kind == .notFound && !recreatedFolders {
                 // The folder was deleted on the server: put it back, the file stays where it is.
                 recreatedFolders = true
-                if await recreateMissingFolders(above: id) { continue }
+                do {
+                    if try await recreateMissingFolders(above: id) { continue }
+                } catch {
+                    // The server failed while the folders were put back: not a refusal.
+                    recreatedFolders = false
+                    attempt += 1
+                    if await backOff(id, journal: journal, attempt: attempt, after: error as? ProviderError ?? e) { continue }
+                    return
+                }
                 await abandonUpload(id, e)
                 return
             } catch let e as ProviderError where !e.isPermanentRefusal {
@@ -224,6 +232,14 @@ extension Domain {
         var attempt = 0
         var recreatedFolders = false
         var saved: Item?
+        // A server in trouble: waited for and tried again, as often as any upload (bounded; then
+        // the edit stays dirty here and the poller, the next change or mount try again).
+        var failures = 0
+        func again(after e: ProviderError) async -> Bool {
+            failures += 1
+            guard let journal = lock.withLock({ dirty[id]?.journal }) else { return false }
+            return await backOff(id, journal: journal, attempt: failures, after: e)
+        }
         while saved == nil {
             let copyId = parent.child(Self.conflictName(id.name, date: now, attempt: attempt))
             do {
@@ -237,10 +253,17 @@ extension Domain {
             } catch let e as ProviderError where e.kind == .exists && attempt < 20 {
                 attempt += 1
             } catch let e as ProviderError where e.isTransient {
-                try? await Task.sleep(nanoseconds: 2_000_000_000)
+                if await again(after: e) { continue }
+                return
             } catch let e as ProviderError where e.kind == .notFound && !recreatedFolders {
                 recreatedFolders = true
-                if await recreateMissingFolders(above: copyId) { continue }
+                do {
+                    if try await recreateMissingFolders(above: copyId) { continue }
+                } catch {
+                    recreatedFolders = false
+                    if await again(after: error as? ProviderError ?? e) { continue }
+                    return
+                }
                 await abandonUpload(id, e)
                 return
             } catch let e as ProviderError where !e.isPermanentRefusal {

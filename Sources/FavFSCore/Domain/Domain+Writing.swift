@@ -415,8 +415,10 @@ extension Domain {
         let item = try await lookup(parent, name)
         guard item.kind == .folder else { throw error(.notAFolder, id, "not a folder") }
         // Remote children are the provider's check (WritableProvider.delete refuses a non-empty folder).
-        let localChildren = lock.withLock { dirty.keys.contains { $0.parent == id } }
-        if localChildren { throw error(.notEmpty, id, "folder not empty") }
+        // Files changed here anywhere below it (not only its own: a folder inside may be gone
+        // at the remote, and its files' uploads would put it back).
+        let prefix = id.rawValue + "/"
+        if lock.withLock({ dirty.keys.contains { $0.rawValue.hasPrefix(prefix) } }) { throw error(.notEmpty, id, "folder not empty") }
         do { try await w.delete(item) }
         catch let e as ProviderError where e.kind == .notFound { }
         forgetSubtree(id)
