@@ -74,6 +74,11 @@ for s in 'MOUNT HELPER AND FSTAB' SYSTEMD FILES 'EXIT STATUS' 'SEE ALSO'; do
     grep -q "^$s" <<< "$page" || fail "man favfs lacks the hand-written section $s"
 done
 grep -q -- '--cache-size' <<< "$page" || fail "man favfs lacks the generated options"
+# make-man.py's additions: the command forms, the examples section, each option's default.
+grep -q 'favfs mount mountpoint' <<< "$page" || fail "man favfs: the SYNOPSIS lacks the mount form"
+grep -q '^EXAMPLES' <<< "$page" || fail "man favfs lacks EXAMPLES"
+grep -q 'Default: 10G\.' <<< "$page" || fail "man favfs does not show --cache-size's default"
+grep -q 'dav://nas.local:8080/files/' <<< "$page" || fail "man favfs breaks the example URLs"
 ok "man favfs"
 
 # Completion: bash completes `favfs mo` to mount; zsh and fish files are where they look.
