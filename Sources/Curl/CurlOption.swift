@@ -43,6 +43,9 @@ public enum CurlOption: Sendable, Equatable {
     /// CURLOPT_CAINFO: a PEM file of CA certificates to verify the server's certificate with
     /// (instead of the system's), e.g. for an FTPS or HTTPS server with a private CA.
     case caInfo(String)
+    /// CURLOPT_FORBID_REUSE: close the connection after this transfer, for a request whose reply
+    /// may leave bytes behind (WsgiDAV sends a body with its 401 to a HEAD).
+    case forbidReuse
 
     public enum SSLLevel: Int, Sendable { case none = 0, tryTLS = 1, control = 2, all = 3 }
 }

@@ -19,6 +19,8 @@ final class CurlTransfer: @unchecked Sendable {
     struct Completed: Sendable {
         var response: CurlResponse
         var writtenAt: Int64
+        /// The `WWW-Authenticate` challenge of a 401 seen on the way (also one libcurl answered).
+        var challenge: String?
     }
 
     let request: CurlRequest
@@ -41,6 +43,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var headers: [String: String] = [:]
     private var body = Data()
     private var bytesWritten: Int64 = 0
+    /// The last 401's `WWW-Authenticate` headers, kept across responses (see `AuthSchemeMemory`).
+    private var challenge: String?
     /// Non-HTTP (FTP): the raw control-connection replies, kept across responses.
     private var replyLines: [String] = []
     /// File offset of the first body byte; decided at the first body chunk of a 2xx response.
@@ -248,6 +252,7 @@ final class CurlTransfer: @unchecked Sendable {
         case .newFilePermissions(let p): return long(CURLOPT_NEW_FILE_PERMS, p, "NEW_FILE_PERMS")
         case .awsSigV4(let s): return string(CURLOPT_AWS_SIGV4, s, "AWS_SIGV4")
         case .caInfo(let f): return string(CURLOPT_CAINFO, f, "CAINFO")
+        case .forbidReuse: return long(CURLOPT_FORBID_REUSE, 1, "FORBID_REUSE")
         }
     }
 
@@ -272,6 +277,7 @@ final class CurlTransfer: @unchecked Sendable {
         let name = Self.trimmed(line[..<colon]).lowercased()
         let value = String(Self.trimmed(line[line.index(after: colon)...]))
         if let old = headers[name] { headers[name] = old + ", " + value } else { headers[name] = value }
+        if status == 401 && name == "www-authenticate" { challenge = headers[name] }
     }
 
     /// `text` without the spaces, tabs and line ends HTTP allows around a header's name and
@@ -364,7 +370,7 @@ final class CurlTransfer: @unchecked Sendable {
                     response.contentLength = Int64(length)
                 }
             }
-            return .success(Completed(response: response, writtenAt: writeStart ?? placementStartGuess))
+            return .success(Completed(response: response, writtenAt: writeStart ?? placementStartGuess, challenge: challenge))
         }
         let buffered = String(cString: errorBuffer)
         var message = buffered.isEmpty ? String(cString: curl_easy_strerror(code)) : buffered

@@ -9,6 +9,7 @@ import Foundation
 public final class CurlTransport: Sendable {
     let options: TransportOptions
     let loop: CurlLoop
+    let authSchemes = AuthSchemeMemory()
 
     /// Starts the transfer thread. Every transfer gets the limits in `options`.
     public init(options: TransportOptions = TransportOptions()) {
@@ -20,7 +21,7 @@ public final class CurlTransport: Sendable {
 
     /// Performs a request and returns the whole response in memory.
     public func perform(_ request: CurlRequest) async throws -> CurlResponse {
-        try await run(CurlTransfer(request: request, sink: .memory, options: options)).response
+        try await run(request) { CurlTransfer(request: $0, sink: .memory, options: options) }.response
     }
 
     /// Performs a request whose 2xx body is written to `fd` with pwrite at `offset`, `offset+1`, ...
@@ -29,9 +30,11 @@ public final class CurlTransport: Sendable {
     /// (quick, never blocking): a reader can follow the file as it grows.
     public func download(_ request: CurlRequest, into fd: Int32, at offset: Int64,
                          progress: (@Sendable (Range<Int64>) -> Void)? = nil) async throws -> CurlResponse {
-        let transfer = CurlTransfer(request: request, sink: .file(fd: fd, placement: .fixed(offset)), options: options)
-        transfer.progress = progress
-        return try await run(transfer).response
+        try await run(request) {
+            let transfer = CurlTransfer(request: $0, sink: .file(fd: fd, placement: .fixed(offset)), options: options)
+            transfer.progress = progress
+            return transfer
+        }.response
     }
 
     /// Performs a request whose body is `length` bytes of `fd` from `offset` (default 0), streamed
@@ -40,16 +43,19 @@ public final class CurlTransport: Sendable {
     /// `request.body` is ignored. The response body is returned in memory. A non-zero `offset`
     /// sends one slice of a file (an S3 multipart upload's part).
     public func upload(_ request: CurlRequest, from fd: Int32, length: Int64, offset: Int64 = 0) async throws -> CurlResponse {
-        try await run(CurlTransfer(request: request, sink: .memory, options: options,
-                                   upload: UploadSource(fd: fd, length: max(0, length), offset: max(0, offset)))).response
+        try await run(request, hasBody: true) {
+            CurlTransfer(request: $0, sink: .memory, options: options,
+                         upload: UploadSource(fd: fd, length: max(0, length), offset: max(0, offset)))
+        }.response
     }
 
     /// Like `upload`, for a file still being written: the body is sent chunked (length unknown),
     /// each read as far as `growth` says the file has grown, pausing while it says wait, and
     /// ends when it says ended. An `.abandoned` answer fails the transfer with `.readFailed`.
     public func uploadGrowing(_ request: CurlRequest, from fd: Int32, growth: @escaping UploadGrowthPoll) async throws -> CurlResponse {
-        try await run(CurlTransfer(request: request, sink: .memory, options: options,
-                                   upload: UploadSource(fd: fd, length: 0, growth: growth))).response
+        try await run(request, hasBody: true) {
+            CurlTransfer(request: $0, sink: .memory, options: options, upload: UploadSource(fd: fd, length: 0, growth: growth))
+        }.response
     }
 
     /// A ranged download whose write offset follows the response: a 206 body goes to the start
@@ -61,15 +67,47 @@ public final class CurlTransport: Sendable {
                                progress: (@Sendable (Range<Int64>) -> Void)? = nil) async throws
         -> (response: CurlResponse, writtenAt: Int64)
     {
-        let transfer = CurlTransfer(request: request, sink: .file(fd: fd, placement: .followResponse(requestedStart: requestedStart)),
-                                    options: options)
-        transfer.progress = progress
-        let done = try await run(transfer)
+        let done = try await run(request) {
+            let transfer = CurlTransfer(request: $0, sink: .file(fd: fd, placement: .followResponse(requestedStart: requestedStart)),
+                                        options: options)
+            transfer.progress = progress
+            return transfer
+        }
         return (done.response, done.writtenAt)
     }
 
     /// New connections opened so far (sum of CURLINFO_NUM_CONNECTS), to check connection reuse.
     var connectionsOpened: Int { loop.connectionsOpened }
+
+    /// Runs `request` (made into a transfer by `make`) with the auth scheme the server is known to
+    /// want, and learns it from a challenge (see `AuthSchemeMemory`). A request with a body to a
+    /// server not yet known is preceded by one bodiless probe, so no body is sent unauthenticated.
+    private func run(_ request: CurlRequest, hasBody: Bool = false,
+                     make: (CurlRequest) -> CurlTransfer) async throws -> CurlTransfer.Completed {
+        guard let credentials = request.credentials, credentials.scheme == .any,
+              !request.options.contains(where: { if case .awsSigV4 = $0 { return true } else { return false } }),
+              let origin = AuthSchemeMemory.origin(of: request.url)
+        else { return try await run(make(request)) }
+        let key = AuthSchemeMemory.Key(origin: origin, user: credentials.user)
+        let sendsBody = hasBody || request.body != nil || ["PUT", "POST"].contains(request.method.uppercased())
+        if authSchemes.lookup(key) == nil && sendsBody {
+            // A HEAD cannot change anything nor download a file; its connection is not kept, as
+            // a server may send a body with its 401 that a HEAD's reader leaves unread.
+            let head = CurlRequest(method: "HEAD", url: request.url, options: [.forbidReuse])
+            if let probe = try? await run(CurlTransfer(request: head, sink: .memory, options: options)) {
+                if probe.response.status == 401, let challenge = probe.challenge {
+                    authSchemes.learn(key, challenge: challenge)
+                } else {
+                    authSchemes.noteUnchallenged(key)
+                }
+            }
+        }
+        var sent = request
+        if authSchemes.lookup(key) == .basic { sent.credentials?.scheme = .basic }
+        let done = try await run(make(sent))
+        if let challenge = done.challenge { authSchemes.learn(key, challenge: challenge) }
+        return done
+    }
 
     private func run(_ transfer: CurlTransfer) async throws -> CurlTransfer.Completed {
         try await withTaskCancellationHandler {

@@ -25,7 +25,7 @@ extension HTTPIndexProvider {
             break
         }
         let request = CurlRequest(method: "GET", url: paths.url(for: item.identifier, isFolder: false), headers: headers,
-                                  credentials: await credentials())
+                                  credentials: credentials())
         let result: (response: CurlResponse, writtenAt: Int64)
         do {
             result = try await transport.downloadRange(request, into: sink.fd, requestedStart: range.lowerBound)

@@ -37,7 +37,6 @@ public final class HTTPIndexProvider: Provider {
     let paths: WebDAVPaths
     /// The HTTP status mapping is WebDAV's (401/403 denied, 404 not found, 412 changed, 5xx server error).
     let errors: WebDAVErrors
-    let auth: HTTPAuthScheme
     let log = Logger(label: "favfs.httpindex")
 
     /// A provider for one remote; `transport` may be shared with other providers.
@@ -47,7 +46,6 @@ public final class HTTPIndexProvider: Provider {
         self.remoteDescription = configuration.remoteDescription
         self.paths = WebDAVPaths(baseURL: configuration.baseURL)
         self.errors = WebDAVErrors(remote: configuration.remoteDescription)
-        self.auth = HTTPAuthScheme(credentials: configuration.credentials)
     }
 
     // MARK: listing
@@ -60,7 +58,7 @@ public final class HTTPIndexProvider: Provider {
                                 detail: "HTTP index listings have no pages; got page token \(page.token)")
         }
         let url = paths.url(for: folder, isFolder: true)
-        let response = try await send(CurlRequest(method: "GET", url: url, credentials: await credentials()),
+        let response = try await send(CurlRequest(method: "GET", url: url, credentials: credentials()),
                                       path: folder.rawValue)
         guard response.status == 200 else {
             throw indexError(response, method: "GET", path: folder.rawValue)
@@ -141,7 +139,7 @@ public final class HTTPIndexProvider: Provider {
 
     /// HEAD, or a one-byte GET for servers that refuse HEAD (405/501): its headers say the same.
     func head(_ url: String, path: String) async throws -> CurlResponse {
-        let credentials = await credentials()
+        let credentials = credentials()
         let response = try await send(CurlRequest(method: "HEAD", url: url, credentials: credentials), path: path)
         guard response.status == 405 || response.status == 501 else { return response }
         var got = try await send(CurlRequest(method: "GET", url: url, headers: [CurlHeader("Range", "bytes=0-0")],
@@ -153,13 +151,8 @@ public final class HTTPIndexProvider: Provider {
         return got
     }
 
-    /// The credentials for a request, with the scheme learnt from the server (see `HTTPAuthScheme`).
-    func credentials() async -> CurlCredentials? {
-        await auth.resolve { [transport, baseURL = configuration.baseURL] in
-            guard let r = try? await transport.perform(CurlRequest(method: "HEAD", url: baseURL)) else { return nil }
-            return (r.status, r.headers["www-authenticate"])
-        }
-    }
+    /// The credentials for a request (the transport learns the scheme the server wants).
+    func credentials() -> CurlCredentials? { configuration.credentials }
 
     func send(_ request: CurlRequest, path: String) async throws -> CurlResponse {
         do {
