@@ -49,6 +49,34 @@ final class WriteBackTests: XCTestCase {
         XCTAssertEqual(try d.store.journalEntries(), [])
     }
 
+    /// A clean file open for writing, deleted at the remote and its name made a folder: writes
+    /// and truncation through the handle stay with the descriptor (nothing to bring back at a
+    /// folder's name), and nothing is uploaded or journalled.
+    func testWritesThroughAHandleWhoseNameBecameAFolderStayWithTheDescriptor() async throws {
+        let f = try LocalFixture()
+        try f.write("doc.txt", Data("original".utf8))
+        let d = try f.makeDomain(dirCacheTime: 0)
+        _ = try await d.children(of: .rootContainer)
+        let id = ItemIdentifier("/doc.txt")
+        let (h, _) = try await d.openFile(id, write: true, truncate: false)
+        try FileManager.default.removeItem(at: f.served.appendingPathComponent("doc.txt"))
+        try f.write("doc.txt/inside", Data("other client".utf8))
+        // The listing revalidates in the background (dirCacheTime 0): wait for it.
+        for _ in 0..<100 where d.cachedItem(id)?.kind != .folder {
+            _ = try await d.children(of: .rootContainer)
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        XCTAssertEqual(d.cachedItem(id)?.kind, .folder)
+        try write(d, h, 0, Data("LOCAL".utf8))
+        _ = try await d.setSize(id, 3, handle: h)
+        XCTAssertEqual(try d.store.journalEntries(), [], "nothing to upload at a folder's name")
+        d.closeFile(h)
+        let problems = await d.drainUploads { _, _ in }
+        XCTAssertEqual(problems.map(\.description), [])
+        XCTAssertEqual(served(f, "doc.txt/inside"), Data("other client".utf8))
+        XCTAssertEqual(d.cachedItem(id)?.kind, .folder)
+    }
+
     func testDirtyContentSurvivesACrashAndIsUploadedByTheNextMount() async throws {
         let f = try LocalFixture()
         let payload = randomData(3 << 20, seed: 9)

@@ -70,16 +70,23 @@ extension Domain {
     /// conflict copy, instead of replacing the other client's edit. When the file is gone at the
     /// remote (deleted or renamed away by another client while open here), the write brings it
     /// back: its placeholder is written again with the journal row, based on the version the
-    /// handle opened, so its upload finds that version gone and makes a conflict copy.
+    /// handle opened, so its upload finds that version gone and makes a conflict copy. When the
+    /// name is a folder now, there is nothing to bring back: `NameIsNotAFileNow` is thrown and
+    /// the caller keeps the handle's writes with its descriptor, as a deleted file's.
     @discardableResult
     func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil,
                    content record: PlaceholderStore.ContentRecord? = nil, through handle: OpenFile? = nil) throws -> Bool {
         let handleVersion = handle.map { f in f.entry.withLock { f.entry.version } }
         var placeholder = placeholder
+        var nameIsAFolder = false
         let (exists, base, unrefused) = lock.withLock { () -> (Bool, String?, PlaceholderStore.JournalEntry?) in
             guard dirty[id] != nil else {
                 if isNew { return (false, nil, nil) }
                 let current = cachedItemLocked(id)
+                if handle != nil, let current, current.kind != .file {
+                    nameIsAFolder = true
+                    return (false, nil, nil)
+                }
                 if current == nil, let f = handle, let handleVersion {
                     var back = f.item
                     back.identifier = id
@@ -103,6 +110,7 @@ extension Domain {
             dirty[id]!.journal.refused = nil
             return (true, nil, dirty[id]!.journal)
         }
+        if nameIsAFolder { throw NameIsNotAFileNow() }
         if let unrefused { try store.saveJournal(unrefused) }
         if exists { return false }
         let j = PlaceholderStore.JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Self.now)
@@ -240,11 +248,14 @@ extension Domain {
         if stale { throw supersededError(id) }
         // Gone at the remote and its name a folder now: nothing to bring back there; the writes
         // stay with the descriptor, as for a deleted file.
-        if !isDirty(id), let now = cachedItem(id), now.kind != .file { return try content.write(f.entry, offset: offset, buffer) }
         try checkFileSize(id, offset + Int64(buffer.count))
         // Based on the placeholder's version now (an upload of ours may have committed a newer
         // version since this handle was opened) unless the remote changed under the handle.
-        try markDirtyRecording(id, f.entry, through: f)
+        do {
+            try markDirtyRecording(id, f.entry, through: f)
+        } catch is NameIsNotAFileNow {
+            return try content.write(f.entry, offset: offset, buffer)
+        }
         let n = try content.write(f.entry, offset: offset, buffer)
         changeLanded(id)
         touch(id, size: f.entry.withLock { f.entry.size })
@@ -283,7 +294,12 @@ extension Domain {
             }
             if stale { throw supersededError(file) }
             try checkFileSize(file, size)
-            try markDirtyRecording(file, f.entry, through: f)
+            do {
+                try markDirtyRecording(file, f.entry, through: f)
+            } catch is NameIsNotAFileNow {
+                try content.setSize(f.entry, size)
+                return f.item
+            }
             streamOutOfOrder(file, "the file was truncated or extended to \(size) bytes")
             try content.setSize(f.entry, size)
             changeLanded(file)
@@ -538,3 +554,6 @@ extension Domain {
         return true
     }
 }
+
+/// `markDirty` through a handle whose file is gone at the remote and whose name is a folder now.
+struct NameIsNotAFileNow: Error {}
