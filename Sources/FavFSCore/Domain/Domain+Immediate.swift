@@ -15,12 +15,14 @@ extension Domain {
     /// starts the revalidation a stale listing gets, as `folderState` does.
     public func lookupImmediately(_ parent: ItemIdentifier, _ name: String) -> ImmediateLookup? {
         let now = Self.now
-        return lock.withLock {
+        let answer = lock.withLock { () -> ImmediateLookup? in
             guard let s = folders[parent], s.listedAt != nil, s.verified else { return nil }
             noteUse(parent, s, now: now)
             if let item = s[name] { return .found(item) }
             return .absent
         }
+        if answer != nil { workingSet.used(parent, at: now) }
+        return answer
     }
 
     /// `create` of a name known to be absent (see `lookupImmediately`): the journal row, the

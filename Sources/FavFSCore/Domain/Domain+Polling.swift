@@ -30,10 +30,10 @@ extension Domain {
     }
 
     /// The folders to revalidate now, most recently used first.
-    func workingSet(now: Double) -> [ItemIdentifier] {
-        lock.withLock {
-            folderUse = folderUse.filter { now - $0.value < Self.recentUseWindow }
-            var set = folderUse.sorted { $0.value > $1.value }.prefix(Self.maxRecentFolders).map(\.key)
+    func foldersToPoll(now: Double) -> [ItemIdentifier] {
+        let recent = workingSet.recentFolders(now: now, window: Self.recentUseWindow, limit: Self.maxRecentFolders)
+        return lock.withLock {
+            var set = recent
             var seen = Set(set)
             for f in handles.values {
                 if let p = f.item.identifier.parent, seen.insert(p).inserted { set.append(p) }
@@ -48,7 +48,7 @@ extension Domain {
         retryFailedUploads()
         let now = Self.now
         var unique = Set<ItemIdentifier>()
-        let candidates = workingSet(now: now).filter { unique.insert($0).inserted }
+        let candidates = foldersToPoll(now: now).filter { unique.insert($0).inserted }
         if let watching = provider as? any FolderWatchingProvider {
             watching.watch(only: unique)
             // Watched folders report their changes; listing them is only the safety net.
@@ -79,11 +79,7 @@ extension Domain {
         if let stamped = provider as? any FolderStampProvider, round % Self.fullListingEvery != 0 {
             do {
                 if let stamp = try await stamped.folderStamp(of: folder) {
-                    let unchanged = lock.withLock { () -> Bool in
-                        defer { folderStamps[folder] = stamp }
-                        return folderStamps[folder] == stamp
-                    }
-                    if unchanged { return }
+                    if workingSet.stampUnchanged(folder, stamp) { return }
                 }
             } catch let e as ProviderError where e.kind == .notFound {
                 folderGone(folder)
@@ -100,14 +96,12 @@ extension Domain {
     /// A watched folder changed: list it shortly (events come in bursts: one listing for a
     /// burst), after any listing in flight, which may have missed the change.
     func watchedFolderChanged(_ folder: ItemIdentifier) {
-        guard lock.withLock({ watchPending.insert(folder).inserted }) else { return }
+        guard workingSet.scheduleWatchedListing(folder) else { return }
         Task.detached(priority: .utility) { [self] in
             try? await Task.sleep(nanoseconds: 300_000_000)
             if let inFlight = lock.withLock({ refreshes[folder] }) { _ = await inFlight.result }
-            let shown = lock.withLock { () -> Bool in
-                watchPending.remove(folder)
-                return folders[folder] != nil
-            }
+            workingSet.watchedListingStarts(folder)
+            let shown = lock.withLock { folders[folder] != nil }
             guard shown else { return }
             _ = await lock.withLock { refreshes[folder] ?? startRefresh(folder) }.result
         }
@@ -116,11 +110,8 @@ extension Domain {
     /// A folder is gone at the remote: its placeholders are forgotten, and the kernel is told
     /// if this mount showed it.
     func folderGone(_ folder: ItemIdentifier) {
-        let shown = lock.withLock { () -> Bool in
-            folderUse[folder] = nil
-            folderStamps[folder] = nil
-            return folder.parent.flatMap { folders[$0]?[folder.name] } != nil
-        }
+        workingSet.forget(folder)
+        let shown = lock.withLock { folder.parent.flatMap { folders[$0]?[folder.name] } != nil }
         forgetSubtree(folder)
         dropPins(folder)
         if shown { remoteChanges.publish([.removed(folder)]) }

@@ -42,7 +42,7 @@ extension Domain {
         let quiet = options.prefetchQuietTime
         guard quiet > 0 else { return }
         while true {
-            let since = Self.now - lock.withLock { lastForegroundRead }
+            let since = Self.now - workingSet.lastForegroundRead
             if since >= quiet { return }
             try? await Task.sleep(nanoseconds: UInt64((quiet - since) * 1e9) + 1_000_000)
         }

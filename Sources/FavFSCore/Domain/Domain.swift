@@ -24,8 +24,6 @@ public final class Domain: @unchecked Sendable {
     /// Listings answered from memory whose placeholders are still being saved (`saveListing`).
     var listingSaves: [ItemIdentifier: Task<Void, Never>] = [:]
     let listingSaveGroup = DispatchGroup()
-    /// When a file was last opened or read (background work waits for a quiet moment).
-    var lastForegroundRead: Double = 0
     var rootItem: Item
     var handles: [UInt64: OpenFile] = [:]
     var nextHandle: UInt64 = 1
@@ -52,12 +50,9 @@ public final class Domain: @unchecked Sendable {
     private var quotaCache: (at: Double, quota: Quota?)?
     /// The last error that said the remote could not be reached, with when (for status).
     var lastNetworkError: String?
-    /// When each folder was last listed or looked into here: the poller's working set.
-    var folderUse: [ItemIdentifier: Double] = [:]
-    /// The last stamp (`FolderStampProvider`) seen per polled folder.
-    var folderStamps: [ItemIdentifier: String] = [:]
-    /// Watched folders (`FolderWatchingProvider`) with a listing scheduled after a change.
-    var watchPending: Set<ItemIdentifier> = []
+    /// Folders in recent use, polled folders' stamps, when a program last read: what
+    /// background work goes by.
+    let workingSet = WorkingSet()
     /// Per parent folder, the directory read-ahead of its subfolders (`readAheadSiblings`).
     var siblingReadAhead: [ItemIdentifier: SiblingReadAhead] = [:]
     /// What the user pinned (also in the store), and the downloads that keep it here.
@@ -204,8 +199,8 @@ public final class Domain: @unchecked Sendable {
             throw error(.notAFolder, folder, "not a folder")
         }
         let now = Self.now
+        workingSet.used(folder, at: now)
         let cached: FolderState? = lock.withLock {
-            folderUse[folder] = now
             guard let s = loadedState(folder), s.listedAt != nil else { return nil }
             noteUse(folder, s, now: now)
             return s
@@ -215,10 +210,9 @@ public final class Domain: @unchecked Sendable {
         return try await task.value
     }
 
-    /// A listed folder is in use (lock held): the poller's working set, and a revalidation
+    /// A listed folder is in use (lock held; the caller tells `workingSet`): a revalidation
     /// once it is older than `dirCacheTime` — or from an earlier mount, whatever its age.
     func noteUse(_ folder: ItemIdentifier, _ s: FolderState, now: Double) {
-        folderUse[folder] = now
         if now - (s.listedAt ?? 0) > options.dirCacheTime || !s.verified, refreshes[folder] == nil,
            now - (s.lastFailure ?? 0) > options.retryAfterFailure {
             _ = startRefresh(folder)
@@ -278,8 +272,8 @@ public final class Domain: @unchecked Sendable {
         let version = Self.contentVersion(item)
         // A dirty item's cache file is its only copy, whatever version it is recorded under.
         let entry = try content.retain(item: item, version: version, asHandle: true, local: isDirty)
+        workingSet.foregroundRead(at: Self.now)
         return lock.withLock {
-            lastForegroundRead = Self.now
             let h = nextHandle
             nextHandle += 1
             handles[h] = OpenFile(item: item, entry: entry)
@@ -327,7 +321,7 @@ public final class Domain: @unchecked Sendable {
     /// starts read-ahead for a sequential reader.
     public func read(handle: UInt64, offset: Int64, size: Int) async throws -> ReadResult {
         let f = try openFile(handle: handle)
-        lock.withLock { lastForegroundRead = Self.now }
+        workingSet.foregroundRead(at: Self.now)
         let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
         if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
         let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead)
