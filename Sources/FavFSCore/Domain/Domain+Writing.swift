@@ -76,12 +76,15 @@ extension Domain {
     @discardableResult
     func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil,
                    content record: PlaceholderStore.ContentRecord? = nil, through handle: OpenFile? = nil) throws -> Bool {
-        let handleVersion = handle.map { f in f.entry.withLock { f.entry.version } }
         var placeholder = placeholder
         var nameIsAFolder = false
         let (exists, base, unrefused) = lock.withLock { () -> (Bool, String?, PlaceholderStore.JournalEntry?) in
             guard dirty[id] != nil else {
                 if isNew { return (false, nil, nil) }
+                // Read under the lock an upload's commit sets the entry's new version under:
+                // read before it, a write racing the commit of our own upload took the old
+                // version for a change at the remote (a conflict copy of our own edit).
+                let handleVersion = handle.map { f in f.entry.withLock { f.entry.version } }
                 let current = cachedItemLocked(id)
                 if handle != nil, let current, current.kind != .file {
                     nameIsAFolder = true
