@@ -65,7 +65,7 @@ extension Domain {
         // marked as uploading while the remote copies, so no close or fsync starts one.
         let claimed = lock.withLock { () -> (generation: Int, since: Double)? in
             guard let d = dirty[destinationId], d.journal.isNew, !d.uploading, d.failure == nil,
-                  handles.values.filter({ $0.entry === dst.entry }).count == 1 else { return nil }
+                  handles.count(of: dst.entry) == 1 else { return nil }
             dirty[destinationId]!.uploading = true
             return (d.generation, d.journal.since)
         }
@@ -103,7 +103,7 @@ extension Domain {
             if let parent = destinationId.parent, folders[parent]?[destinationId.name] != nil {
                 folders[parent]![destinationId.name] = copy
             }
-            openedVersions[destinationId] = nil
+            handles.forgetOpenedVersion(destinationId)
             dirty[destinationId] = nil
             return d
         }
@@ -119,11 +119,8 @@ extension Domain {
         // content (`prepareForWriting`), as an open for writing does.
         do {
             let entry = try content.retain(item: copy, version: version, asHandle: true)
-            let swapped = lock.withLock { () -> Bool in
-                guard handles[destinationHandle] === dst else { return false }
-                handles[destinationHandle] = OpenFile(item: copy, entry: entry, writable: false, copiedFrom: sourceId)
-                return true
-            }
+            let swapped = handles.replace(destinationHandle, ifStill: dst,
+                                          with: OpenFile(item: copy, entry: entry, writable: false, copiedFrom: sourceId))
             content.release(swapped ? dst.entry : entry, asHandle: true)
         } catch {
             log.warning("after copying \(destinationId): \(error); its handle keeps the old (empty) file")
@@ -140,7 +137,7 @@ extension Domain {
         let closed = lock.withLock { () -> Bool in
             guard dirty[id] != nil else { return false }
             dirty[id]!.uploading = false
-            return handles[handle] == nil
+            return handles.file(handle) == nil
         }
         if closed { scheduleUpload(id) }
     }
@@ -148,7 +145,7 @@ extension Domain {
     /// True when `handle` is a file made by a server-side copy, whose content must come here
     /// (`prepareForWriting`) before a write through it. No network.
     public func needsContentBeforeWriting(handle: UInt64) -> Bool {
-        lock.withLock { handles[handle]?.copiedFrom != nil }
+        handles.file(handle)?.copiedFrom != nil
     }
 
     /// Makes a handle of a file made by a server-side copy writable again: its whole content is
@@ -159,10 +156,7 @@ extension Domain {
         guard f.copiedFrom != nil else { return }
         let size = f.entry.withLock { f.entry.size }
         if size > 0 { try await content.provide(f.entry, item: f.item, range: 0..<size, prefetch: nil, provider: provider) }
-        lock.withLock {
-            guard handles[handle] === f else { return }
-            handles[handle] = OpenFile(item: f.item, entry: f.entry, writable: true)
-        }
+        _ = handles.replace(handle, ifStill: f, with: OpenFile(item: f.item, entry: f.entry, writable: true))
         log.debug("\(f.item.identifier): the server-side copy is here now, for writing through its handle")
     }
 }

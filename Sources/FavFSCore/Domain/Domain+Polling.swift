@@ -35,7 +35,7 @@ extension Domain {
         return lock.withLock {
             var set = recent
             var seen = Set(set)
-            for f in handles.values {
+            for f in handles.all {
                 if let p = f.item.identifier.parent, seen.insert(p).inserted { set.append(p) }
             }
             return set

@@ -114,7 +114,7 @@ extension Domain {
             dirty[id]!.uploadAfterStream = false
             dirty[id]!.appendedUpTo = nil
             dirty[id]!.uploading = false
-            return (waiting, handles.values.filter { $0.writable }.map { $0.entry })
+            return (waiting, handles.all.filter { $0.writable }.map { $0.entry })
         }
         let written = writers.contains { entry in entry.withLock { entry.id } == id }
         if waiting || !written { scheduleUpload(id) }

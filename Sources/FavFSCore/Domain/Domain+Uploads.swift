@@ -169,7 +169,7 @@ extension Domain {
             if let parent = id.parent, folders[parent]?[id.name] != nil {
                 folders[parent]![id.name] = item
             }
-            openedVersions[id] = nil
+            handles.forgetOpenedVersion(id)
             dirty[id] = nil
             return d
         }
@@ -316,7 +316,7 @@ extension Domain {
                 return .failure(error)
             }
             dirty[id] = nil
-            openedVersions[id] = nil
+            handles.forgetOpenedVersion(id)
             if let nameItem, let parent = id.parent, folders[parent]?[id.name] != nil { folders[parent]![id.name] = nameItem }
             // Waiters for what the copy holds (and for the name to be clean) are answered; an
             // fsync of a later change waits for the copy's upload.

@@ -202,14 +202,7 @@ extension Domain {
         return (item, h)
     }
 
-    private func addHandle(_ f: OpenFile) -> UInt64 {
-        lock.withLock {
-            let h = nextHandle
-            nextHandle += 1
-            handles[h] = f
-            return h
-        }
-    }
+    private func addHandle(_ f: OpenFile) -> UInt64 { handles.add(f) }
 
     /// Opens a file; for writing, its whole content is made present first (it will be
     /// uploaded whole), unless truncated to zero.
@@ -236,7 +229,7 @@ extension Domain {
             throw error
         }
         let h = addHandle(OpenFile(item: item, entry: entry, writable: write))
-        if !write { lock.withLock { openedVersions[id] = nil } }
+        if !write { handles.forgetOpenedVersion(id) }
         return (h, false)
     }
 
@@ -346,7 +339,7 @@ extension Domain {
         if deleted { return }
         // The content record and the placeholder (size, mtime) in one transaction.
         placeholderWrites.withLock { content.persist(f.entry, with: cachedItem(id)) }
-        let stillOpen = lock.withLock { handles.values.contains { $0.writable && $0.entry === f.entry } }
+        let stillOpen = handles.hasWriter(of: f.entry)
         if !stillOpen { endStream(id, length: f.entry.withLock { f.entry.size }) }
         if !stillOpen && isDirty(id) { scheduleUpload(id) }
     }

@@ -25,8 +25,8 @@ public final class Domain: @unchecked Sendable {
     var listingSaves: [ItemIdentifier: Task<Void, Never>] = [:]
     let listingSaveGroup = DispatchGroup()
     var rootItem: Item
-    var handles: [UInt64: OpenFile] = [:]
-    var nextHandle: UInt64 = 1
+    /// Open files, the version each item had when last opened, orphans (see `HandleTable`).
+    let handles = HandleTable()
     /// Items changed here and not yet confirmed by the remote.
     var dirty: [ItemIdentifier: DirtyState] = [:]
     /// Unmount is waiting for the uploads (`drainUploads`): fewer attempts each.
@@ -34,11 +34,6 @@ public final class Domain: @unchecked Sendable {
     /// Modification times set here on a remote that does not keep them (S3, `cp -p`, `rsync -t`),
     /// with the remote version they were set on: a listing shows them while that version stays.
     var keptModifiedTimes: [ItemIdentifier: (version: String, time: Timestamp)] = [:]
-    /// The content version each item had when last opened: same version, keep the page cache.
-    var openedVersions: [ItemIdentifier: String] = [:]
-    /// Deleted or replaced files that are still open, under the name their inode now has
-    /// (`adoptOrphan`): they keep working through their descriptors until the last close.
-    var orphans: [ItemIdentifier: Orphan] = [:]
     /// Serialises "write a placeholder to the store and to memory" against "persist what
     /// memory says": without it a close persisting the memory's item could land after a newer
     /// item was stored but before memory had it, and the store kept the older one.
@@ -147,11 +142,7 @@ public final class Domain: @unchecked Sendable {
     /// `cachedItem` with the lock held.
     func cachedItemLocked(_ id: ItemIdentifier) -> Item? {
         if id.isRoot { return rootItem }
-        if let orphan = orphans[id] {
-            var item = orphan.item
-            item.size = orphan.entry.withLock { orphan.entry.size }
-            return item
-        }
+        if let orphan = handles.orphanItem(id) { return orphan }
         // The bridge names the inodes of deleted items "//…": never a path at the remote.
         if id.rawValue.hasPrefix("//") { return nil }
         guard let parent = id.parent else { return nil }
@@ -273,19 +264,12 @@ public final class Domain: @unchecked Sendable {
         // A dirty item's cache file is its only copy, whatever version it is recorded under.
         let entry = try content.retain(item: item, version: version, asHandle: true, local: isDirty)
         workingSet.foregroundRead(at: Self.now)
-        return lock.withLock {
-            let h = nextHandle
-            nextHandle += 1
-            handles[h] = OpenFile(item: item, entry: entry)
-            let keep = openedVersions[id] == version
-            openedVersions[id] = version
-            return (h, keep)
-        }
+        return handles.addReader(OpenFile(item: item, entry: entry), as: id, version: version)
     }
 
     /// Closes a handle. The last writable handle of a dirty item starts its upload.
     public func closeFile(_ handle: UInt64) {
-        guard let f = lock.withLock({ handles.removeValue(forKey: handle) }) else { return }
+        guard let f = handles.remove(handle) else { return }
         if f.writable { finishWriting(f) }
         dropOrphan(ifLastHandleOf: f.entry)
         content.release(f.entry, asHandle: true)
@@ -295,7 +279,7 @@ public final class Domain: @unchecked Sendable {
     }
 
     func openFile(handle: UInt64) throws -> OpenFile {
-        guard let f = lock.withLock({ handles[handle] }) else {
+        guard let f = handles.file(handle) else {
             throw ProviderError(.badHandle, remote: provider.remoteDescription, detail: "bad file handle \(handle)")
         }
         return f
