@@ -40,3 +40,26 @@ final class FolderStateTests: XCTestCase {
         XCTAssertEqual(s.items.map(\.name), ["x", "y"])
     }
 }
+
+/// The change tracking a listing in flight is merged with.
+final class ListingChangesTests: XCTestCase {
+    func testOnlyChangesDuringAListingAreNotedAndEachListingSeesItsOwn() {
+        var c = ListingChanges()
+        let folder = ItemIdentifier("/d")
+        c.note(folder.child("before"))  // no listing under way: nothing to note
+        let first = c.listingStarts(folder)
+        c.note(folder.child("a"))
+        let merged = c.sequence
+        c.note(folder.child("b"))
+        c.note(ItemIdentifier("/other/x"))  // another folder, not being listed
+        XCTAssertEqual(Set(c.names(in: folder, changedAfter: first)), ["a", "b"])
+        XCTAssertEqual(c.names(in: folder, changedAfter: merged), ["b"], "changed after the merge: written again after the save")
+        XCTAssertEqual(c.names(in: ItemIdentifier("/other"), changedAfter: 0), [])
+        c.note(folder.child("a"))  // changed again: its latest number counts
+        XCTAssertEqual(Set(c.names(in: folder, changedAfter: merged)), ["a", "b"])
+        c.listingEnds(folder)
+        XCTAssertEqual(c.names(in: folder, changedAfter: 0), [])
+        c.note(folder.child("c"))
+        XCTAssertEqual(c.names(in: folder, changedAfter: 0), [], "no listing under way any more")
+    }
+}

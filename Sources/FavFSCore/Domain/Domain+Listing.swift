@@ -6,18 +6,15 @@ import Foundation
 extension Domain {
     func enumerate(_ folder: ItemIdentifier) async throws -> FolderState {
         // The previous listing of this folder finishes saving first: its change tracking
-        // (`listingSince`) and its save must not interleave with this one's.
+        // (`listingChanges`) and its save must not interleave with this one's.
         if let saving = lock.withLock({ listingSaves[folder] }) { await saving.value }
         let started = Date()
-        let since = lock.withLock { () -> UInt64 in
-            listingSince[folder] = changeSequence
-            return changeSequence
-        }
+        let since = lock.withLock { listingChanges.listingStarts(folder) }
         var items: [Item]
         do {
             items = try await provider.enumerateAll(in: folder)
         } catch {
-            lock.withLock { listingSince[folder] = nil; namespaceChanges[folder] = nil }
+            lock.withLock { listingChanges.listingEnds(folder) }
             throw error
         }
         let fetched = Date()
@@ -46,7 +43,7 @@ extension Domain {
             // What this mount showed before, to tell the kernel what changed.
             let previous = folders[folder]
             folders[folder] = state
-            return (state, changeSequence, previous)
+            return (state, listingChanges.sequence, previous)
         }
         saveListing(folder, folderItem, items, listedAt: listedAt, mergedAt: mergedAt, fetched: fetched.timeIntervalSince(started))
         (provider as? any FolderWatchingProvider)?.watch(folder)
@@ -89,15 +86,13 @@ extension Domain {
                     log.error("cannot save the placeholders of \(folder): \(error)")
                 }
                 let late: [(String, Item?)] = lock.withLock {
-                    let names = namespaceChanges[folder]?.filter { $0.value > mergedAt }.map(\.key) ?? []
-                    return names.map { ($0, loadedState(folder)?[$0]) }
+                    listingChanges.names(in: folder, changedAfter: mergedAt).map { ($0, loadedState(folder)?[$0]) }
                 }
                 for (name, item) in late {
                     if let item { try? store.upsert(item) } else { try? store.removeSubtree(folder.child(name)) }
                 }
                 lock.withLock {
-                    listingSince[folder] = nil
-                    namespaceChanges[folder] = nil
+                    listingChanges.listingEnds(folder)
                     listingSaves[folder] = nil
                 }
                 listingSaveGroup.leave()
@@ -114,8 +109,7 @@ extension Domain {
     /// `items` with the names changed here since `since` taken from the current placeholders
     /// instead (present or gone). Lock held.
     private func overlayChanges(_ items: [Item], in folder: ItemIdentifier, since: UInt64) -> [Item] {
-        guard let changes = namespaceChanges[folder] else { return items }
-        let changed = changes.filter { $0.value > since }.map(\.key)
+        let changed = listingChanges.names(in: folder, changedAfter: since)
         guard !changed.isEmpty else { return items }
         var byName = Dictionary(items.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         for name in changed { byName[name] = loadedState(folder)?[name] }
@@ -124,9 +118,5 @@ extension Domain {
 
     /// Records (lock held) that `id` was created, removed or renamed here, for a listing of its
     /// parent that may be in flight or being saved.
-    func noteChange(_ id: ItemIdentifier) {
-        guard let parent = id.parent, listingSince[parent] != nil else { return }
-        changeSequence += 1
-        namespaceChanges[parent, default: [:]][id.name] = changeSequence
-    }
+    func noteChange(_ id: ItemIdentifier) { listingChanges.note(id) }
 }

@@ -16,11 +16,8 @@ public final class Domain: @unchecked Sendable {
     var folders: [ItemIdentifier: FolderState] = [:]
     /// Enumerations in flight, shared by everyone waiting for that folder.
     var refreshes: [ItemIdentifier: Task<FolderState, Error>] = [:]
-    /// Changes made here to folders whose listing is in flight: the listing started before
-    /// them must not undo them (a `cp -r` creates files while their folder is being listed).
-    var listingSince: [ItemIdentifier: UInt64] = [:]
-    var namespaceChanges: [ItemIdentifier: [String: UInt64]] = [:]
-    var changeSequence: UInt64 = 0
+    /// Changes made here to folders whose listing is in flight (see `ListingChanges`).
+    var listingChanges = ListingChanges()
     /// Listings answered from memory whose placeholders are still being saved (`saveListing`).
     var listingSaves: [ItemIdentifier: Task<Void, Never>] = [:]
     let listingSaveGroup = DispatchGroup()
