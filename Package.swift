@@ -62,6 +62,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
 
         .testTarget(name: "FavFSCoreTests", dependencies: ["FavFSCore", "Providers", "FUSEBridge"]),
+        .testTarget(name: "FUSEBridgeTests", dependencies: ["FUSEBridge", "FavFSCore"]),
         // Seeded runs of the core (no FUSE) over the local provider with injected faults and
         // crashes, checked against a reference model.
         .testTarget(name: "ReferenceModelTests", dependencies: ["FavFSCore", "Providers"]),

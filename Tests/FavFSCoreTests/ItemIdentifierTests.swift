@@ -1,6 +1,5 @@
 import XCTest
 import FavFSCore
-import FUSEBridge
 
 final class ItemIdentifierTests: XCTestCase {
     func testPathParts() {
@@ -24,18 +23,5 @@ final class ItemIdentifierTests: XCTestCase {
         for ok in ["...", "trailing dots...", "tab\there", "100%", "what?", "ünï ☃", ".hidden"] {
             XCTAssertNil(ItemIdentifier.validate(name: ok), ok)
         }
-    }
-
-    func testEveryErrorKindMapsToOneErrno() {
-        XCTAssertEqual(ErrnoMapping.errno(for: .notFound), ENOENT)
-        XCTAssertEqual(ErrnoMapping.errno(for: .denied), EACCES)
-        XCTAssertEqual(ErrnoMapping.errno(for: .versionChanged), ESTALE)
-        XCTAssertEqual(ErrnoMapping.errno(for: .readOnly), EROFS)
-        XCTAssertEqual(ErrnoMapping.errno(for: .noSpace), ENOSPC)
-        XCTAssertEqual(ErrnoMapping.errno(for: .unreachable), EIO)
-        XCTAssertEqual(ErrnoMapping.errno(for: .timedOut), EIO)
-        XCTAssertEqual(ErrnoMapping.errno(for: ProviderError(.notEmpty, detail: "x")), ENOTEMPTY)
-        struct Other: Error {}
-        XCTAssertEqual(ErrnoMapping.errno(for: Other()), EIO)
     }
 }
