@@ -45,8 +45,12 @@ struct MountCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Seconds the kernel may keep names and attributes without asking favfs.")
     var attrTimeout: Double = 1
 
-    @Option(parsing: .unconditional, help: "Seconds a call that waits on the server (ls of a folder not listed yet, a read of content not here yet, fsync, mkdir, mv...) may take before it fails with ETIMEDOUT; 0: no limit. The work goes on in the background.")
+    @Option(parsing: .unconditional, help: "Seconds a call that waits on the server (ls of a folder not listed yet, a read of content not here yet, fsync with --fsync remote, mkdir, mv...) may take before it fails with ETIMEDOUT; 0: no limit. The work goes on in the background.")
     var timeout: Double = 30
+
+    @Option(help: ArgumentHelp("What fsync waits for: 'local' (the content and its journal on this machine's disk; the upload follows in the background once the file goes quiet) or 'remote' (the server confirmed the upload, which can take as long as the upload and fails if the server does).", valueName: "local|remote"),
+            completion: .list(["local", "remote"]))
+    var fsync: String = "local"
 
     @Flag(help: "Stay in the foreground (logs on stderr) instead of returning once mounted.")
     var foreground = false
@@ -100,6 +104,7 @@ struct MountCommand: AsyncParsableCommand {
             throw ValidationError("--cache-size: '\(cacheSize)' has no unit: write \(cacheSize)M or \(cacheSize)G (or \(cacheSize)B for bytes)")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: '\(logLevel)' is not a level") }
+        guard ["local", "remote"].contains(fsync) else { throw ValidationError("--fsync: '\(fsync)' is neither local nor remote") }
         for (name, value) in [("--dir-cache-time", dirCacheTime), ("--poll-interval", pollInterval), ("--attr-timeout", attrTimeout), ("--timeout", timeout)] {
             try Self.checkSeconds(name, value)
         }
@@ -163,7 +168,7 @@ struct MountCommand: AsyncParsableCommand {
         }
         var args = ["mount", mp, "--remote", childRemote, "--cache-dir", cacheDir, "--cache-size", cacheSize,
                     "--dir-cache-time", String(dirCacheTime), "--poll-interval", String(pollInterval), "--attr-timeout", String(attrTimeout), "--timeout", String(timeout),
-                    "--log-level", logLevel, "--notify-fd", "3"]
+                    "--log-level", logLevel, "--fsync", fsync, "--notify-fd", "3"]
         for o in options { args += ["--option", o] }
         if readOnly { args.append("--read-only") }
         if allowOther { args.append("--allow-other") }

@@ -17,7 +17,7 @@ enum MountHelperArguments {
     static let kernelFlags: Set<String> = ["exec", "noexec", "suid", "nosuid", "dev", "nodev"]
     static let flags: [String: String] = ["ro": "--read-only", "allow_other": "--allow-other", "no_xattrs": "--no-xattrs", "no_thumbnails": "--no-thumbnails", "foreground": "--foreground"]
     static let valued: Set<String> = [
-        "cache_dir", "cache_size", "dir_cache_time", "poll_interval", "attr_timeout", "timeout", "log_level", "uid", "gid", "umask",
+        "cache_dir", "cache_size", "dir_cache_time", "poll_interval", "attr_timeout", "timeout", "log_level", "uid", "gid", "umask", "fsync",
     ]
 
     /// The subcommand form of `arguments` (without the program name), or nil when they are

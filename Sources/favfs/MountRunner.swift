@@ -77,6 +77,7 @@ struct MountRunner {
         options.pollInterval = command.pollInterval
         options.cacheLimit = ByteSize.parse(command.cacheSize)!
         options.readOnly = command.readOnly
+        options.fsyncWaitsForRemote = command.fsync == "remote"
         let content = try ContentCache(directory: URL(fileURLWithPath: cacheDir).appendingPathComponent("content"),
                                        store: store, limit: options.cacheLimit)
         Self.warnIfCacheLimitExceedsDisk(cacheDir: cacheDir, limit: options.cacheLimit, used: (try? store.contentBytes()) ?? 0)

@@ -82,6 +82,7 @@ final class CommandLineMessagesTests: XCTestCase {
         try refuses(["mount", mountPoint, "--timeout", "soon"], status: 64, saying: "--timeout 'soon': give a number of seconds ≥ 0")
         try refuses(["mount", mountPoint, "--uid", "-1"], status: 64, saying: "--uid '-1': give a user id")
         try refuses(["status", "--watch", "--interval", "-1"], status: 64, saying: "--interval -1: give a number of seconds > 0")
+        try refuses(["mount", mountPoint, "--fsync", "server"], status: 64, saying: "--fsync: 'server' is neither local nor remote")
     }
 
     // 5. A --remote that is no remote's name but a URL with a typo.

@@ -5,7 +5,8 @@ import XCTest
 /// Uploads that cannot succeed as they are, against a real Apache: the folder of a pending
 /// upload deleted on the server (re-created, the file uploaded where the user put it), and a
 /// server that refuses the upload for good (`LimitRequestBody`: 413), whose content goes to
-/// lost+found instead of being retried forever or holding up the unmount.
+/// lost+found instead of being retried forever or holding up the unmount. Mounted with
+/// `--fsync remote`, whose fsync answers what the server did with the upload.
 final class FailedUploadEndToEndTests: XCTestCase {
     func testAFolderDeletedOnTheServerIsRecreatedForAPendingUpload() throws {
         try E2EGate.require(apache: true)
@@ -14,7 +15,7 @@ final class FailedUploadEndToEndTests: XCTestCase {
         defer { apache.remove() }
         let m = try MountedFavFS(remote: apache.davURL)
         defer { m.tearDown() }
-        try m.mountOrThrow()
+        try m.mountOrThrow(extraArgs: ["--fsync", "remote"])
         XCTAssertEqual(mkdir(m.path + "/reports", 0o755), 0)
         XCTAssertEqual(mkdir(m.path + "/reports/2026", 0o755), 0)
         let payload = Array("quarterly numbers\n".utf8)
@@ -53,7 +54,7 @@ final class FailedUploadEndToEndTests: XCTestCase {
         defer { apache.remove() }
         let m = try MountedFavFS(remote: apache.davURL)
         defer { m.tearDown() }
-        try m.mountOrThrow()
+        try m.mountOrThrow(extraArgs: ["--fsync", "remote"])
         let payload = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let fd = open(m.path + "/small/big.bin", O_CREAT | O_WRONLY, 0o644)
         XCTAssertGreaterThanOrEqual(fd, 0)
@@ -87,7 +88,7 @@ final class FailedUploadEndToEndTests: XCTestCase {
         XCTAssertTrue(unmounted.stderr.contains("refused by the server") && unmounted.stderr.contains("/small/big.bin"),
                       "unmount did not say which file the server refused: \(unmounted)")
         let requestsBefore = apache.accessLogLines().filter { $0.hasPrefix("PUT ") }.count
-        try m.mountOrThrow()
+        try m.mountOrThrow(extraArgs: ["--fsync", "remote"])
         XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/small/big.bin"), payload, "after a remount")
         let again = try Python.getxattr(m.path + "/small/big.bin", "user.favfs.state")
         XCTAssertTrue(again.hasPrefix("upload refused: "), again)

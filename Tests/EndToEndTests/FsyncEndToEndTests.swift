@@ -2,18 +2,20 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// fsync against Apache mod_dav while another thread keeps writing the same file: fsync returns
-/// once what was written before it is on the server, not when the file stops changing (which,
-/// for a file written all the time, was never).
+/// fsync's two promises against Apache mod_dav. `--fsync remote`: while another thread keeps
+/// writing the same file, fsync returns once what was written before it is on the server, not
+/// when the file stops changing (which, for a file written all the time, was never). The
+/// default, `--fsync local`: fsync returns without the server (here: hung), and the content
+/// survives the daemon killed with -9 right after it; the next mount uploads it.
 final class FsyncEndToEndTests: XCTestCase {
-    func testFsyncReturnsWhileAnotherThreadKeepsWriting() throws {
+    func testRemoteFsyncReturnsWhileAnotherThreadKeepsWriting() throws {
         try E2EGate.require(apache: true)
         let apache = try ApacheServer()
         try apache.start()
         defer { apache.remove() }
         let m = try MountedFavFS(remote: apache.davURL)
         defer { m.tearDown() }
-        try m.mountOrThrow()
+        try m.mountOrThrow(extraArgs: ["--fsync", "remote"])
 
         let path = m.path + "/busy.bin"
         let fd = open(path, O_CREAT | O_WRONLY, 0o644)
@@ -52,6 +54,76 @@ final class FsyncEndToEndTests: XCTestCase {
         close(fd)
         XCTAssertTrue(try m.unmount().succeeded)
         XCTAssertEqual((try? Data(contentsOf: apache.documentRoot.appendingPathComponent("busy.bin")))?.count, final)
+    }
+    func testLocalFsyncNeedsNoServerAndSurvivesKill9() throws {
+        try E2EGate.require(apache: true)
+        let apache = try ApacheServer()
+        try apache.start()
+        defer { apache.resume(); apache.remove() }
+        let scratch = URL(fileURLWithPath: "/tmp/favfs-fsync-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let cache = scratch.appendingPathComponent("cache")
+        let first = try MountedFavFS(remote: apache.davURL, cacheDir: cache)
+        defer { first.tearDown() }
+        try first.mountOrThrow(extraArgs: ["--timeout", "5"])
+        let daemons = MountedFavFS.processes(mentioning: first.path)
+        XCTAssertEqual(daemons.count, 1, "one favfs daemon per mount")
+        guard let pid = daemons.first else { return }
+        XCTAssertEqual(try TimedProcess.sh("ls \(shq(first.path))", timeout: 30).status, 0)
+
+        apache.pause()  // nothing answers: an fsync that waited for the upload would time out
+        let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let fd = open(first.path + "/db.bin", O_CREAT | O_WRONLY, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0, String(cString: strerror(errno)))
+        XCTAssertEqual(payload.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }, payload.count)
+        let started = Date()
+        XCTAssertEqual(fsync(fd), 0, "fsync with the server hung: \(String(cString: strerror(errno)))")
+        let took = Date().timeIntervalSince(started)
+        XCTAssertLessThan(took, 4, "fsync waited for the server (the mount's --timeout is 5 s)")
+        // Killed before any close: only what fsync made durable can bring the bytes back.
+        XCTAssertEqual(kill(pid, SIGKILL), 0)
+        close(fd)
+        first.tearDown()
+        apache.resume()
+        XCTAssertNil(try? Data(contentsOf: apache.documentRoot.appendingPathComponent("db.bin")), "uploaded before the kill?")
+
+        let second = try MountedFavFS(remote: apache.davURL, cacheDir: cache)
+        defer { second.tearDown() }
+        try second.mountOrThrow()
+        XCTAssertTrue(try second.unmount(timeout: 120).succeeded)
+        XCTAssertEqual(try? Data(contentsOf: apache.documentRoot.appendingPathComponent("db.bin")), payload,
+                       "the fsynced content did not reach the server after the kill")
+        print("local fsync with the server hung: \(String(format: "%.3f", took)) s")
+    }
+
+    /// Many fsyncs in a row (a database's commits) become few uploads, soon after they stop.
+    func testLocalFsyncsInARowAreUploadedOnceQuiet() throws {
+        try E2EGate.require(apache: true)
+        let apache = try ApacheServer()
+        try apache.start()
+        defer { apache.remove() }
+        let m = try MountedFavFS(remote: apache.davURL)
+        defer { m.tearDown() }
+        try m.mountOrThrow()
+        let fd = open(m.path + "/log.bin", O_CREAT | O_WRONLY, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        var expected = Data()
+        for i in 0..<50 {
+            let line = Data("commit \(i)\n".utf8)
+            XCTAssertEqual(line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }, line.count)
+            XCTAssertEqual(fsync(fd), 0, String(cString: strerror(errno)))
+            expected += line
+        }
+        // Still open: the upload comes from the fsyncs, once the file is quiet.
+        let target = apache.documentRoot.appendingPathComponent("log.bin")
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline && (try? Data(contentsOf: target)) != expected { usleep(100_000) }
+        XCTAssertEqual(try? Data(contentsOf: target), expected, "the fsynced content was not uploaded while the file stayed open")
+        let puts = apache.accessLogLines().filter { $0.hasPrefix("PUT ") && $0.contains("/log.bin ") }.count
+        XCTAssertLessThanOrEqual(puts, 5, "50 fsyncs in a row made \(puts) uploads")
+        close(fd)
+        XCTAssertTrue(try m.unmount().succeeded)
+        print("50 fsyncs in a row: \(puts) upload(s)")
     }
 }
 

@@ -3,9 +3,10 @@ import TestSupport
 import XCTest
 
 /// A server that stops answering (every Apache process SIGSTOPped: the kernel still accepts
-/// connections, nothing answers). `ls` of a folder not listed yet, a cold read and an fsync
-/// answer ETIMEDOUT within the mount's `--timeout` (5 s here; 30 s by default), never hang; the
-/// fsync'ed bytes stay in the journal and reach the server once it answers again.
+/// connections, nothing answers). `ls` of a folder not listed yet and a cold read answer
+/// ETIMEDOUT within the mount's `--timeout` (5 s here; 30 s by default), never hang; an fsync
+/// succeeds (the bytes are safe on this machine, `--fsync local`), and they reach the server
+/// once it answers again.
 final class HungServerEndToEndTests: XCTestCase {
     func testCallsAnswerWithinTheTimeoutAndNothingIsLost() throws {
         try E2EGate.require(apache: true)
@@ -46,7 +47,7 @@ final class HungServerEndToEndTests: XCTestCase {
             """, m.path + "/w.txt"], timeout: 120)
         XCTAssertTrue(write.succeeded, "\(write)")
         XCTAssertLessThan(write.elapsed, bound, "write + fsync took \(write.elapsed) s")
-        XCTAssertTrue(write.stdout.contains("fsync Connection timed out"), write.stdout)
+        XCTAssertTrue(write.stdout.contains("fsync ok"), "fsync of data safe on this machine must not fail: \(write.stdout)")
         print("hung server: ls \(String(format: "%.1f", ls.elapsed)) s, read \(String(format: "%.1f", read.elapsed)) s, \(write.stdout.trimmingCharacters(in: .whitespacesAndNewlines))")
 
         // The server answers again: what was written is uploaded, nothing lost.

@@ -201,7 +201,7 @@ final class ServerSideCopyEndToEndTests: XCTestCase {
         XCTAssertTrue(partial.succeeded && partial.stdout.contains("copied 100000"), "\(partial)", file: file, line: line)
 
         // For comparison (printed, not asserted): the same bytes through this machine, a read of
-        // the source and a write confirmed by the server (dd's fsync waits for the upload).
+        // the source and a write (dd's fsync makes it durable here; the upload follows).
         let through = try TimedProcess.sh("dd if=\(shq(p))/src.bin of=\(shq(p))/through.bin bs=1M conv=fsync status=none", timeout: 300)
         XCTAssertTrue(through.succeeded, "\(through)", file: file, line: line)
         timings.append(String(format: "dd through this machine (download + upload, fsync) %.2f s", through.elapsed))

@@ -17,7 +17,7 @@ final class StreamingUploadEndToEndTests: XCTestCase {
         try apache.start()
         cache = URL(fileURLWithPath: "/tmp/favfs-stream-\(UUID().uuidString.prefix(8))")
         mount = try MountedFavFS(remote: apache.davURL, cacheDir: cache)
-        try mount.mountOrThrow()
+        try mount.mountOrThrow(extraArgs: ["--fsync", "remote"])
     }
 
     override func tearDown() {
@@ -125,7 +125,7 @@ final class StreamingUploadEndToEndTests: XCTestCase {
         XCTAssertNil(served("killed.bin"), "a cut stream must not leave a partial file under the name")
         let again = try MountedFavFS(remote: apache.davURL, cacheDir: cache)
         mount = again
-        try again.mountOrThrow()
+        try again.mountOrThrow(extraArgs: ["--fsync", "remote"])
         XCTAssertTrue(try again.unmount().succeeded)  // the journal's upload, resumed
         XCTAssertEqual(served("killed.bin"), Data(written))
         XCTAssertEqual(names(), ["killed.bin"])

@@ -22,8 +22,9 @@ final class TwoWritersEndToEndTests: XCTestCase {
         try apache.fixOwnership()
         let a = try MountedFavFS(remote: apache.davURL), b = try MountedFavFS(remote: apache.davURL)
         defer { a.tearDown(); b.tearDown() }
-        try a.mountOrThrow()
-        try b.mountOrThrow()
+        // `--fsync remote`: A's fsync of the base returns once the server has it, so B finds it.
+        try a.mountOrThrow(extraArgs: ["--fsync", "remote"])
+        try b.mountOrThrow(extraArgs: ["--fsync", "remote"])
 
         var steps: [String] = []
         for round in 0..<rounds {

@@ -49,6 +49,9 @@ final class CoreHarness: @unchecked Sendable {
         o.prefetchSubfolders = 0       // no background listings the model cannot order
         o.maxUploadBackoff = 0.001     // retries without waiting (the count is what matters)
         o.cacheLimit = 1 << 30
+        // The model's fsync is `--fsync remote`'s: confirmed by the remote, its refusals and
+        // conflicts answered to the program (the default, local fsync is checked end to end).
+        o.fsyncWaitsForRemote = true
         return o
     }
 

@@ -344,18 +344,48 @@ extension Domain {
         if !stillOpen && isDirty(id) { scheduleUpload(id) }
     }
 
-    /// fsync: the cache file on disk, then the content at the remote, confirmed.
+    /// fsync: the cache file and its journal row on this machine's disk; the upload follows
+    /// once the file goes quiet (`uploadWhenQuiet`). With `fsyncWaitsForRemote`, fsync returns
+    /// only once the remote confirmed the content.
     public func sync(handle: UInt64) async throws {
         let f = try openFile(handle: handle)
         guard f.writable else { return }
-        fdatasync(f.entry.fd)
+        let id = f.entry.withLock { f.entry.id }
+        if fdatasync(f.entry.fd) != 0 {
+            throw error(.localIO, id, "cannot sync the cache file to disk: \(String(cString: strerror(errno)))")
+        }
         // A deleted file's content lives only as long as its descriptors: nothing to upload.
         if f.entry.withLock({ f.entry.deleted }) { return }
         content.persist(f.entry)
-        let id = f.entry.withLock { f.entry.id }
         guard isDirty(id) else { return }
-        scheduleUpload(id)
-        try await waitForUpload(id)
+        if options.fsyncWaitsForRemote {
+            scheduleUpload(id)
+            try await waitForUpload(id)
+            return
+        }
+        do {
+            try store.makeDurable()
+        } catch {
+            throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot sync the change journal to disk: \(error)")
+        }
+        uploadWhenQuiet(id)
+    }
+
+    /// Uploads `id` once it went `uploadQuietTime` without a change since this call, or once
+    /// `uploadMaxDelay` passed since it became dirty: a database fsyncing a hundred times a
+    /// second is uploaded once, soon after it stops. Each call's wait ends on its own; a later
+    /// change leaves the upload to the fsync (or close) after it.
+    func uploadWhenQuiet(_ id: ItemIdentifier) {
+        guard let (generation, since) = lock.withLock({ dirty[id].map { ($0.generation, $0.journal.since) } }) else { return }
+        let quiet = options.uploadQuietTime, maxDelay = options.uploadMaxDelay
+        Task(priority: .utility) { [self] in
+            try? await Task.sleep(nanoseconds: UInt64(max(0, quiet) * 1e9))
+            let due = lock.withLock { () -> Bool in
+                guard let d = dirty[id], d.journal.since == since, !d.uploading else { return false }
+                return d.generation == generation || Self.now - since >= maxDelay
+            }
+            if due { scheduleUpload(id) }
+        }
     }
 
     // MARK: namespace

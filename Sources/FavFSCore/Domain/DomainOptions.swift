@@ -34,6 +34,15 @@ public struct DomainOptions: Sendable {
     /// or mount (its failure shows in status); fewer while unmounting, which waits for them.
     public var maxUploadAttempts = 10
     public var maxUploadAttemptsWhileUnmounting = 3
+    /// fsync waits until the remote confirmed the content (`--fsync remote`); otherwise it
+    /// returns once the content and its journal row are on this machine's disk, and the upload
+    /// follows when the file has gone quiet.
+    public var fsyncWaitsForRemote = false
+    /// After a local fsync, the upload starts once the file went this many seconds without a
+    /// change (many fsyncs in a row, as a database makes, become one upload)...
+    public var uploadQuietTime: Double = 1
+    /// ...or once it has waited this long, for a file that never goes quiet.
+    public var uploadMaxDelay: Double = 30
     public init() {}
 }
 

@@ -328,6 +328,12 @@ public final class PlaceholderStore: Sendable {
                      since: row["since"], attempts: row["attempts"], lastError: row["lastError"], refused: row["refused"])
     }
 
+    /// Makes every transaction committed so far survive a power cut, not only the process dying
+    /// (a checkpoint syncs the write-ahead log first): what fsync promises for a journal row.
+    public func makeDurable() throws {
+        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+    }
+
     /// Saves a journal row, with `item`'s placeholder and the content record when given, in one transaction.
     public func saveJournal(_ j: JournalEntry, with item: Item? = nil, content: ContentRecord? = nil) throws {
         try write { db in
