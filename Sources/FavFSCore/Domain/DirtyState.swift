@@ -20,6 +20,9 @@ struct DirtyState: Sendable {
     /// A stream given up because somebody waits for the upload: the whole file goes at once,
     /// not at the writer's close.
     var uploadAfterStream = false
+    /// Its journal row was made durable by an fsync (`PlaceholderStore.makeDurable`): later
+    /// fsyncs of the file need only its cache file synced.
+    var journalDurable = false
 
     init(journal: PlaceholderStore.JournalEntry) { self.journal = journal }
 }

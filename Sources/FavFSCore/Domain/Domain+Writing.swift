@@ -363,10 +363,15 @@ extension Domain {
             try await waitForUpload(id)
             return
         }
-        do {
-            try store.makeDurable()
-        } catch {
-            throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot sync the change journal to disk: \(error)")
+        // The journal row once per dirty spell: a database's hundredth commit syncs its cache
+        // file only (a dirty file's content is the cache file, whatever its record says).
+        if lock.withLock({ dirty[id].map { !$0.journalDurable } ?? false }) {
+            do {
+                try store.makeDurable()
+            } catch {
+                throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot sync the change journal to disk: \(error)")
+            }
+            lock.withLock { dirty[id]?.journalDurable = true }
         }
         uploadWhenQuiet(id)
     }
