@@ -74,6 +74,7 @@ LoadModule dav_module $M/mod_dav.so
 LoadModule dav_fs_module $M/mod_dav_fs.so
 $(load_if_shared unixd)
 $(load_if_shared log_config)
+LogFormat "%h %l %u %t \"%r\" %>s %b" common
 CustomLog $DEMO/server/access.log common
 DAVLockDB $DEMO/server/lock/DAVLock
 DocumentRoot "$DEMO/server/docroot"
