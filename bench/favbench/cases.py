@@ -352,6 +352,8 @@ def all_cases(ds):
         cases.append(find_tree(ds.tree_dir(items), folders))
     from .writes import write_cases  # writes builds on this module's Case
     cases += write_cases(ds)
+    from .programs import program_cases
+    cases += program_cases(ds)
     return cases
 
 

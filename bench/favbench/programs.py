@@ -1,0 +1,94 @@
+"""Program cases: what a person waits for when a real program works in the mount.
+
+Each is timed as the program's own run (it exits when its data is as safe as it asked for:
+sqlite and vim fsync what they write), not until the server has it; the upload follows in the
+background. `disk` runs the same program on the served folder itself. Compare favfs's two fsync
+promises with `--favfs-args=--fsync=remote` in a second run.
+"""
+import os
+import pwd
+import time
+
+from . import proc
+from .cases import Case
+from .writes import UPLOADS, _uploads_dir
+
+SQL_ROWS, SQL_TRANSACTIONS = 10_000, 100
+EDIT_SIZE = 100_000
+
+
+def _sqlite_script():
+    per = SQL_ROWS // SQL_TRANSACTIONS
+    lines = ["CREATE TABLE t(a INTEGER, b TEXT);"]
+    for tx in range(SQL_TRANSACTIONS):
+        lines.append("BEGIN;")
+        lines += [f"INSERT INTO t VALUES({tx * per + i}, 'row {tx * per + i} of the benchmark');" for i in range(per)]
+        lines.append("COMMIT;")
+    return "\n".join(lines) + "\n"
+
+
+def _in_folder(ctx, tool, run, prepare=None):
+    """`run(folder)`'s seconds, in the uploads folder of a fresh mount of `tool` (or on disk);
+    `prepare(served folder)` first, before anything is mounted."""
+    dest_dir = _uploads_dir(ctx)
+    try:
+        if prepare:
+            prepare(dest_dir)
+        if tool == "disk":
+            return run(dest_dir)
+        with ctx.mounted(tool) as m:
+            folder = m.path(UPLOADS)
+            os.listdir(folder)
+            return run(folder)
+    finally:
+        proc.discard(dest_dir)
+
+
+def sqlite_transactions():
+    """sqlite3 inserting 10,000 rows in 100 transactions (its default rollback journal and
+    synchronous=FULL: every commit fsyncs the database and its journal)."""
+    script = _sqlite_script()
+
+    def measure(ctx, tool):
+        def run(folder):
+            db = os.path.join(folder, "bench.db")
+            t0 = time.perf_counter()
+            proc.run(["sqlite3", db], stdin=script, timeout=ctx.timeout)
+            took = time.perf_counter() - t0
+            rows = proc.run(["sqlite3", db, "SELECT count(*) FROM t;"], timeout=ctx.timeout).stdout.strip()
+            if rows != str(SQL_ROWS):
+                raise proc.ToolError(f"sqlite3 in the {tool} folder: {rows!r} rows, not {SQL_ROWS}")
+            return took
+        return _in_folder(ctx, tool, run)
+    return Case("sqlite_100tx", "s", False, ["favfs", "rclone", "disk"], measure,
+                "sqlite3: 10,000 rows in 100 transactions into a new database (each commit fsyncs); the program's own time")
+
+
+def editor_save():
+    """vim opening an existing 100 KB file, adding a line and saving (`:wq`, which fsyncs)."""
+    def prepare(served_folder):
+        served = os.path.join(served_folder, "notes.txt")
+        with open(served, "w") as f:
+            f.write("".join(f"line {i} of some notes to edit\n" for i in range(EDIT_SIZE // 30)))
+        www = pwd.getpwnam("www-data")
+        os.chown(served, www.pw_uid, www.pw_gid)
+
+    def measure(ctx, tool):
+        def run(folder):
+            path = os.path.join(folder, "notes.txt")
+            with open(path) as f:  # listed and read once, as a person opening it would have
+                f.read()
+            t0 = time.perf_counter()
+            proc.run(["vim", "-es", "-u", "NONE", "-n", "-c", "normal Goone more line", "-c", "wq", path], timeout=ctx.timeout)
+            took = time.perf_counter() - t0
+            with open(path) as f:
+                if not f.read().endswith("one more line\n"):
+                    raise proc.ToolError(f"vim's save is not in the {tool} folder")
+            return took
+        return _in_folder(ctx, tool, run, prepare)
+    return Case("editor_save", "s", False, ["favfs", "rclone", "disk"], measure,
+                "vim -es: open a 100 KB file, add a line, :wq (writes and fsyncs); the program's own time")
+
+
+def program_cases(ds):
+    return [sqlite_transactions(), editor_save()]
