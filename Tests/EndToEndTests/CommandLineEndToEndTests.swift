@@ -74,10 +74,15 @@ final class CommandLineEndToEndTests: XCTestCase {
     func testTheMountHelperFormMountsWithOwnerAndModeOptions() throws {
         let src = try folder()
         let m = try make("file://" + src.path)
-        let options = "rw,nosuid,nodev,noauto,user,_netdev,x-systemd.automount,cache_dir=\(m.cacheDir.path),uid=65534,gid=65534,umask=027,ro"
+        let options = "rw,nosuid,nodev,noauto,user,_netdev,x-systemd.automount,cache_dir=\(m.cacheDir.path),uid=65534,gid=65534,umask=027,fsync=remote,ro"
         let r = try TimedProcess.run(FavFSBinary.path, ["file://" + src.path, m.path, "-o", options], timeout: 90)
         XCTAssertTrue(r.succeeded, "\(r)")
         XCTAssertTrue(m.isMounted, "\(r)")
+        let daemons = MountedFavFS.processes(mentioning: m.path).map { pid in
+            String(decoding: FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data(), as: UTF8.self)
+                .split(separator: "\0").map(String.init)
+        }
+        XCTAssertTrue(daemons.contains { $0.joined(separator: " ").contains("--fsync remote") }, "fsync=remote was not passed on: \(daemons)")
         let a = try FileManager.default.attributesOfItem(atPath: m.path + "/hello.txt")
         XCTAssertEqual((a[.posixPermissions] as? NSNumber)?.intValue, 0o640, "\(a)")
         XCTAssertEqual((a[.ownerAccountID] as? NSNumber)?.intValue, 65534)
