@@ -19,7 +19,8 @@ final class KillAfterUploadEndToEndTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: cache) }
 
         let first = try MountedFavFS(remote: apache.davURL, cacheDir: cache)
-        try first.mountOrThrow()
+        // `--fsync remote`: each rewrite returns once the server confirmed its upload.
+        try first.mountOrThrow(extraArgs: ["--fsync", "remote"])
         XCTAssertNil(TwoWritersEndToEndTests.rewrite(first.path + "/doc.txt", with: "first draft\n", create: true))
         let sql = { (statement: String) throws -> String in
             let r = try TimedProcess.run(python, ["-c", """

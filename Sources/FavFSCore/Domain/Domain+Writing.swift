@@ -368,6 +368,9 @@ extension Domain {
         if lock.withLock({ dirty[id].map { !$0.journalDurable } ?? false }) {
             do {
                 try store.makeDurable()
+            } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id) > 0 {
+                // The checkpoint writes into the database file: clean content makes room.
+                do { try store.makeDurable() } catch { throw self.error(.noSpace, id, "cannot sync the change journal to disk: \(error)") }
             } catch {
                 throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot sync the change journal to disk: \(error)")
             }
