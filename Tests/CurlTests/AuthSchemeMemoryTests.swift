@@ -70,12 +70,8 @@ final class AuthSchemeMemoryTests: XCTestCase {
     /// poisons the kept-alive connection: with credentials only after the challenge, PROPFINDs and
     /// small PUTs failed now and then with "Received HTTP/0.9 when not allowed".
     func testWsgiDAVConcurrentSmallRequests() async throws {
-        guard WsgiDAVServer.python != nil else { throw XCTSkip(WsgiDAVServer.missing) }
-        let server = try WsgiDAVServer()
+        let (server, base, credentials) = try startedWsgiDAV()
         defer { server.remove() }
-        try server.start()
-        let base = "http://127.0.0.1:\(server.port)/files/"
-        let credentials = CurlCredentials(user: WsgiDAVServer.user, password: WsgiDAVServer.password)
         let transport = CurlTransport()
         let propfind = Data(#"<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:getetag/><D:getcontentlength/><D:resourcetype/></D:prop></D:propfind>"#.utf8)
         // Bodies streamed from a file (as favfs uploads), of the sizes a copied tree has.
@@ -120,12 +116,8 @@ final class AuthSchemeMemoryTests: XCTestCase {
     /// WsgiDAV sends a body with its 401 to a HEAD; the probe's connection must not be reused,
     /// or the request after it reads that body as its reply.
     func testWsgiDAVFirstRequestWithABodyAfterTheProbe() async throws {
-        guard WsgiDAVServer.python != nil else { throw XCTSkip(WsgiDAVServer.missing) }
-        let server = try WsgiDAVServer()
+        let (server, base, credentials) = try startedWsgiDAV()
         defer { server.remove() }
-        try server.start()
-        let base = "http://127.0.0.1:\(server.port)/files/"
-        let credentials = CurlCredentials(user: WsgiDAVServer.user, password: WsgiDAVServer.password)
         for i in 0..<10 {
             let transport = CurlTransport()  // knows nothing yet: the PUT is probed first
             let put = try await transport.perform(CurlRequest(method: "PUT", url: base + "f\(i)", body: Data("\(i)".utf8),
@@ -135,5 +127,14 @@ final class AuthSchemeMemoryTests: XCTestCase {
             XCTAssertEqual(get.status, 200, "GET \(i)")
             XCTAssertEqual(String(decoding: get.body, as: UTF8.self), "\(i)")
         }
+    }
+
+    /// A WsgiDAV server started for one test, its files' URL and its user's credentials.
+    private func startedWsgiDAV() throws -> (WsgiDAVServer, String, CurlCredentials) {
+        guard WsgiDAVServer.python != nil else { throw XCTSkip(WsgiDAVServer.missing) }
+        let server = try WsgiDAVServer()
+        do { try server.start() } catch { server.remove(); throw error }
+        return (server, "http://127.0.0.1:\(server.port)/files/",
+                CurlCredentials(user: WsgiDAVServer.user, password: WsgiDAVServer.password))
     }
 }
