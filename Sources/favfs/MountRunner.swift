@@ -172,6 +172,9 @@ struct MountRunner {
             let left = domain.pendingUploads().items
             if left > 0 { log.warning("\(Plural.count(Int(left), "upload")) still pending: kept in the cache, resumed at the next mount") }
         }
+        // Nothing of this core runs on after the database closes: uploads left are in the
+        // journal, read-ahead and pinned downloads start again at the next mount.
+        _ = await domain.stopBackgroundWork(within: 10)
         let keep = control.keepCache
         let (files, bytes) = domain.shutdown(keepContent: keep)
         log.info(keep ? "unmounted; content kept" : "unmounted; evicted \(Plural.count(Int(files), "file")) (\(ByteSize.format(bytes)))")

@@ -49,6 +49,8 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     private var _reads: [(String, Range<Int64>)] = []
     private var _enumerated: [ItemIdentifier] = []
     var delay: UInt64 = 0
+    /// Each upload first waits this long (cancellable): an upload still running at unmount.
+    var uploadDelay: UInt64 = 0
     /// Nanoseconds each listing takes on top of the real one (a slow server).
     var listingDelay: UInt64 = 0
 
@@ -97,7 +99,8 @@ func bytes(_ r: ReadResult) -> Data {
 extension RecordingProvider: WritableProvider {
     private var w: any WritableProvider { inner as! any WritableProvider }
     func upload(_ id: ItemIdentifier, from source: ContentSource, precondition: UploadPrecondition) async throws -> Item {
-        try await w.upload(id, from: source, precondition: precondition)
+        if uploadDelay > 0 { try await Task.sleep(nanoseconds: uploadDelay) }
+        return try await w.upload(id, from: source, precondition: precondition)
     }
     func createFolder(_ id: ItemIdentifier) async throws -> Item { try await w.createFolder(id) }
     func delete(_ item: Item) async throws { try await w.delete(item) }

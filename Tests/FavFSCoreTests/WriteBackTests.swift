@@ -156,3 +156,63 @@ final class WriteBackTests: XCTestCase {
         XCTAssertTrue(Domain.conflictNameForTests("Makefile", date: date).hasSuffix(")"))
     }
 }
+
+/// Unmount stops the core's background work: nothing runs on after the database closes, and
+/// what was stopped is kept for the next mount.
+final class BackgroundWorkTests: XCTestCase {
+    private func write(_ d: Domain, _ h: UInt64, _ data: Data) throws {
+        _ = try data.withUnsafeBytes { try d.write(handle: h, offset: 0, $0) }
+    }
+
+    func testAnUploadRunningAtUnmountIsStoppedAndResumedByTheNextMount() async throws {
+        let f = try LocalFixture()
+        f.provider.uploadDelay = 120_000_000_000
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        let id = ItemIdentifier("/n.txt")
+        let (_, h) = try await d.create(.rootContainer, "n.txt", exclusive: true)
+        try write(d, h, Data("kept".utf8))
+        d.closeFile(h)
+        for _ in 0..<500 where d.state(of: id) != "dirty: uploading" { try await Task.sleep(nanoseconds: 10_000_000) }
+        XCTAssertEqual(d.state(of: id), "dirty: uploading")
+        let started = Date()
+        let left = await d.stopBackgroundWork(within: 20)
+        XCTAssertEqual(left, 0, "the upload task ended")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "cancelled, not waited out")
+        // Stopped by the unmount is not refused by the server: no lost+found copy, no refusal.
+        XCTAssertEqual(try d.store.journalEntries().map(\.id), [id])
+        XCTAssertNil(try d.store.journalEntries().first?.refused)
+        XCTAssertTrue(d.refusedUploads().isEmpty)
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: d.content.lostAndFound.path)) ?? [], [])
+        // No new work starts once stopped.
+        d.resumeUploads()
+        XCTAssertEqual(d.state(of: id)?.hasPrefix("dirty: upload"), true)
+        XCTAssertNotEqual(d.state(of: id), "dirty: uploading")
+        _ = d.shutdown(keepContent: true)
+
+        f.provider.uploadDelay = 0
+        let d2 = try f.makeDomain()
+        _ = try await d2.connect()
+        d2.resumeUploads()
+        try await d2.waitForUpload(id)
+        XCTAssertEqual(try? Data(contentsOf: f.served.appendingPathComponent("n.txt")), Data("kept".utf8))
+    }
+
+    func testAQuietTimeWaitDoesNotHoldUpTheUnmount() async throws {
+        let f = try LocalFixture()
+        var o = DomainOptions()
+        o.uploadQuietTime = 120
+        let d = try f.makeDomain(options: o)
+        _ = try await d.connect()
+        let (_, h) = try await d.create(.rootContainer, "db", exclusive: true)
+        try write(d, h, Data("page".utf8))
+        try await d.sync(handle: h)  // local: the upload waits for 120 s of quiet
+        let started = Date()
+        let left = await d.stopBackgroundWork(within: 20)
+        XCTAssertEqual(left, 0)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        XCTAssertEqual(try d.store.journalEntries().map(\.id), [ItemIdentifier("/db")], "kept for the next mount")
+        d.closeFile(h)
+        _ = d.shutdown(keepContent: true)
+    }
+}

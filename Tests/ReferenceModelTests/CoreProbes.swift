@@ -7,7 +7,7 @@ extension Domain {
     /// No download running or still recording what it fetched (a content entry held by
     /// anything but open handles).
     var isQuietForModel: Bool {
-        let domainQuiet = lock.withLock { !dirty.values.contains { $0.uploading } && refreshes.isEmpty && listingSaves.isEmpty }
+        let domainQuiet = lock.withLock { !dirty.anyUploading && refreshes.isEmpty && listingSaves.isEmpty }
         let contentQuiet = content.lock.withLock { content.entries.values.allSatisfy { e in e.withLock { e.users == e.openHandles } } }
         return domainQuiet && contentQuiet
     }

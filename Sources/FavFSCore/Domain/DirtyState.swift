@@ -30,10 +30,21 @@ struct DirtyState: Sendable {
 /// An fsync (or a rename, an unmount) waiting for the content as it was at `generation` to be
 /// confirmed by the remote. Later changes do not keep it waiting: a file written to all the
 /// time would otherwise never let an fsync return.
-struct UploadWaiter {
+struct UploadWaiter: Sendable {
     let generation: Int
-    let continuation: CheckedContinuation<Void, Error>
+    private let answer: @Sendable (Result<Void, Error>) -> Void
 
-    func resume() { continuation.resume() }
-    func resume(throwing error: Error) { continuation.resume(throwing: error) }
+    init(generation: Int, continuation: CheckedContinuation<Void, Error>) {
+        self.generation = generation
+        answer = { continuation.resume(with: $0) }
+    }
+
+    /// A waiter answered by `answer` (tests of the decisions, without a task waiting).
+    init(generation: Int, answer: @escaping @Sendable (Result<Void, Error>) -> Void) {
+        self.generation = generation
+        self.answer = answer
+    }
+
+    func resume() { answer(.success(())) }
+    func resume(throwing error: Error) { answer(.failure(error)) }
 }

@@ -64,10 +64,8 @@ extension Domain {
         // The destination must be new here, with no upload begun and no other handle on it;
         // marked as uploading while the remote copies, so no close or fsync starts one.
         let claimed = lock.withLock { () -> (generation: Int, since: Double)? in
-            guard let d = dirty[destinationId], d.journal.isNew, !d.uploading, d.failure == nil,
-                  handles.count(of: dst.entry) == 1 else { return nil }
-            dirty[destinationId]!.uploading = true
-            return (d.generation, d.journal.since)
+            guard handles.count(of: dst.entry) == 1 else { return nil }
+            return dirty.claimForCopy(destinationId)
         }
         guard let claimed else { return .fallBack("the destination is not a file just created here") }
         log.debug("copy \(sourceId) -> \(destinationId) at \(provider.remoteDescription) (\(source.size) bytes)")
@@ -88,7 +86,7 @@ extension Domain {
         let committed: DirtyState? = lock.withLock {
             // Its handle may be closed already (the request answered ETIMEDOUT or EINTR and the
             // program went on): the copy is still what the new, empty file becomes.
-            guard let d = dirty[destinationId], d.generation == claimed.generation, d.journal.since == claimed.since else { return nil }
+            guard let d = dirty.unchanged(destinationId, generation: claimed.generation, since: claimed.since) else { return nil }
             do {
                 // Placeholder and journal in one transaction: after a crash the copy is either
                 // recorded or still a pending (empty) new file, never both.
@@ -104,8 +102,7 @@ extension Domain {
                 folders[parent]![destinationId.name] = copy
             }
             handles.forgetOpenedVersion(destinationId)
-            dirty[destinationId] = nil
-            return d
+            return dirty.confirmed(destinationId) ?? d
         }
         guard let committed else {
             // Changed here while the remote copied (the kernel serialises writes with the copy, so
@@ -135,8 +132,7 @@ extension Domain {
     /// open, the kernel may still be writing the copy into it).
     private func releaseClaim(_ id: ItemIdentifier, handle: UInt64) {
         let closed = lock.withLock { () -> Bool in
-            guard dirty[id] != nil else { return false }
-            dirty[id]!.uploading = false
+            guard dirty.releaseClaim(id) else { return false }
             return handles.file(handle) == nil
         }
         if closed { scheduleUpload(id) }

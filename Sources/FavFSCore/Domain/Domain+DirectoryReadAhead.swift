@@ -53,7 +53,7 @@ extension Domain {
             guard item.kind == .folder, refreshes[id] == nil, loadedState(id)?.listedAt == nil else { continue }
             let listing = startRefresh(id)
             r.inFlight += 1
-            Task(priority: .utility) { [self] in
+            tasks.start(priority: .utility) { [self] in
                 _ = try? await listing.value
                 lock.withLock {
                     siblingReadAhead[parent]?.inFlight -= 1

@@ -54,15 +54,7 @@ extension Domain {
     func abandonUpload(_ id: ItemIdentifier, _ error: ProviderError) async {
         // A copy (the file stays in use), made off the cooperative pool: it may be gigabytes.
         let kept = try? await BlockingWork.run { [content] in content.keepInLostAndFound(id, independentCopy: true) }
-        let (journal, waiters) = lock.withLock { () -> (PlaceholderStore.JournalEntry?, [UploadWaiter]) in
-            guard dirty[id] != nil else { return (nil, []) }
-            dirty[id]!.uploading = false
-            dirty[id]!.failure = error
-            dirty[id]!.journal.refused = error.kind.rawValue
-            dirty[id]!.journal.lastError = error.description
-            defer { dirty[id]!.waiters = [] }
-            return (dirty[id]!.journal, dirty[id]!.waiters)
-        }
+        let (journal, waiters) = lock.withLock { dirty.refused(id, error) }
         if let journal {
             do { try store.saveJournal(journal) } catch {
                 log.error("cannot record that the server refused \(id): \(error); it is tried again at the next mount")

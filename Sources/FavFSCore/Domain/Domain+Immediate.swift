@@ -46,11 +46,7 @@ extension Domain {
         if let orphan = setOrphanModified(id, time) { return orphan }
         guard var item = cachedItem(id) else { return nil }
         item.modifiedTime = time
-        let deferred = lock.withLock { () -> Bool in
-            guard dirty[id] != nil else { return false }
-            dirty[id]!.pendingModified = time
-            return true
-        }
+        let deferred = lock.withLock { dirty.setPendingModified(id, time) }
         guard deferred else { return nil }
         setPlaceholder(item, persist: false)
         return item

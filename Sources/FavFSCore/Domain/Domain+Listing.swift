@@ -24,7 +24,7 @@ extension Domain {
         // Local changes not yet uploaded, and names created, removed or renamed here while the
         // listing ran, win over what the remote lists (or does not list yet).
         let (state, mergedAt, previous): (FolderState, UInt64, FolderState?) = lock.withLock {
-            let local = dirty.keys.filter { $0.parent == folder }.compactMap { loadedState(folder)?[$0.name] }
+            let local = dirty.ids(in: folder).compactMap { loadedState(folder)?[$0.name] }
             if !local.isEmpty {
                 let names = Set(local.map(\.name))
                 items = items.filter { !names.contains($0.name) } + local

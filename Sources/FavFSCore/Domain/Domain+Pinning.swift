@@ -51,12 +51,12 @@ extension Domain {
         switch item.kind {
         case .symlink: return
         case .folder:
-            Task.detached(priority: .utility) { [self] in await providePinnedFolder(item.identifier) }
+            tasks.start(priority: .utility) { [self] in await providePinnedFolder(item.identifier) }
         case .file:
             let present = content.presentBytes(of: item.identifier, version: Self.contentVersion(item))
             guard present < item.size else { return }
             if pinnedDownloads.enqueue(item) {
-                Task.detached(priority: .utility) { [self] in await runPinnedDownloads() }
+                tasks.start(priority: .utility) { [self] in await runPinnedDownloads() }
             }
         }
     }

@@ -97,8 +97,9 @@ extension Domain {
     /// burst), after any listing in flight, which may have missed the change.
     func watchedFolderChanged(_ folder: ItemIdentifier) {
         guard workingSet.scheduleWatchedListing(folder) else { return }
-        Task.detached(priority: .utility) { [self] in
+        tasks.start(priority: .utility) { [self] in
             try? await Task.sleep(nanoseconds: 300_000_000)
+            if Task.isCancelled { return }
             if let inFlight = lock.withLock({ refreshes[folder] }) { _ = await inFlight.result }
             workingSet.watchedListingStarts(folder)
             let shown = lock.withLock { folders[folder] != nil }

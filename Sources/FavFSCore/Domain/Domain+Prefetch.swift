@@ -15,13 +15,13 @@ extension Domain {
         }
         guard !candidates.isEmpty else { return }
         let limit = options.prefetchConcurrency
-        Task(priority: .utility) { [self] in
+        tasks.start(priority: .utility) { [self] in
             // Foreground first: a listing of a big subfolder costs seconds of CPU, and a file
             // opened right after browsing must not wait behind it.
             try? await Task.sleep(nanoseconds: UInt64(options.prefetchDelay * 1e9))
             await withTaskGroup(of: Void.self) { group in
                 var running = 0
-                for child in candidates {
+                for child in candidates where !Task.isCancelled {
                     if running >= limit { await group.next(); running -= 1 }
                     await waitForQuiet()
                     let task: Task<FolderState, Error>? = lock.withLock {
@@ -57,15 +57,16 @@ extension Domain {
         let step = content.maxRequestSize * 2
         content.hold(entry)
         log.debug("random reads on \(item.identifier): fetching all \(size) bytes in the background")
-        Task(priority: .utility) {
+        let started = tasks.start(priority: .utility) {
             defer { content.release(entry, asHandle: false) }
             var offset: Int64 = 0
-            while offset < size {
+            while offset < size && !Task.isCancelled {
                 let r = offset..<min(offset + step, size)
                 do { try await content.provide(entry, item: item, range: r, prefetch: nil, provider: provider) }
                 catch { return }
                 offset = r.upperBound
             }
         }
+        if !started { content.release(entry, asHandle: false) }
     }
 }

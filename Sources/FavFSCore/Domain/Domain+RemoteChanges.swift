@@ -26,7 +26,7 @@ extension Domain {
         // Dirty in memory or in the journal (a journal row not registered yet, at mount): its
         // cache file is the only copy. Unreadable journal: nothing is dropped.
         let journaled = (try? store.journalEntries()).map { Set($0.map(\.id)) }
-        let dirtyNow = lock.withLock { Set(dirty.keys) }.union(journaled ?? [])
+        let dirtyNow = lock.withLock { Set(dirty.ids) }.union(journaled ?? [])
         for change in changes where !dirtyNow.contains(change.identifier) && journaled != nil {
             switch change {
             case .removed(let id):

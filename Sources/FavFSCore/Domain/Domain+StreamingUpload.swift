@@ -15,35 +15,7 @@ extension Domain {
     func streamAfterWrite(_ id: ItemIdentifier, offset: Int64, count: Int) {
         guard count > 0, let (streamer, threshold) = streamer, !options.readOnly else { return }
         let end = offset + Int64(count)
-        enum Next { case nothing, extend(GrowingContent), abandon(GrowingContent), start(GrowingContent) }
-        let next: Next = lock.withLock {
-            guard dirty[id] != nil else { return .nothing }
-            if let stream = dirty[id]!.stream {
-                if offset == dirty[id]!.appendedUpTo {
-                    dirty[id]!.appendedUpTo = end
-                    return .extend(stream)
-                }
-                dirty[id]!.appendedUpTo = nil
-                return .abandon(stream)
-            }
-            guard let upTo = dirty[id]!.appendedUpTo else { return .nothing }
-            guard offset == upTo else {
-                dirty[id]!.appendedUpTo = nil
-                return .nothing
-            }
-            dirty[id]!.appendedUpTo = end
-            let d = dirty[id]!
-            guard end >= threshold, d.journal.isNew, !d.uploading, d.waiters.isEmpty, d.failure == nil else {
-                return .nothing
-            }
-            let stream = GrowingContent(length: end)
-            dirty[id]!.stream = stream
-            dirty[id]!.streamEndedAt = nil
-            dirty[id]!.uploadAfterStream = false
-            dirty[id]!.uploading = true  // the stream is this item's upload: no other starts meanwhile
-            return .start(stream)
-        }
-        switch next {
+        switch lock.withLock({ dirty.written(id, offset: offset, end: end, threshold: threshold) }) {
         case .nothing: break
         case .extend(let stream):
             stream.extend(to: end)
@@ -51,7 +23,10 @@ extension Domain {
         case .abandon(let stream): stream.abandon("a write at byte \(offset) went back over what was appended")
         case .start(let stream):
             log.debug("streaming the upload of \(id) while it is written (\(end) bytes so far)")
-            Task { await streamUpload(id, stream, streamer) }
+            if !tasks.start({ [self] in await streamUpload(id, stream, streamer) }) {
+                stream.abandon("unmounting")
+                _ = lock.withLock { dirty.streamGivenUp(id) }
+            }
         }
     }
 
@@ -59,24 +34,13 @@ extension Domain {
     /// transfer fails at its next read and the whole file is uploaded instead — at once when
     /// `uploadNow` (somebody waits for it), otherwise at the writer's close.
     func streamOutOfOrder(_ id: ItemIdentifier, _ reason: String, uploadNow: Bool = false) {
-        let stream = lock.withLock { () -> GrowingContent? in
-            guard dirty[id] != nil else { return nil }
-            dirty[id]!.appendedUpTo = nil
-            if uploadNow && dirty[id]!.stream != nil { dirty[id]!.uploadAfterStream = true }
-            return dirty[id]!.stream
-        }
-        stream?.abandon(reason)
+        lock.withLock { dirty.outOfOrder(id, uploadNow: uploadNow) }?.abandon(reason)
     }
 
     /// At the last close of a streamed file: the content is complete at `length`, as of the
     /// generation now.
     func endStream(_ id: ItemIdentifier, length: Int64) {
-        let stream = lock.withLock { () -> GrowingContent? in
-            guard let stream = dirty[id]?.stream else { return nil }
-            dirty[id]!.streamEndedAt = dirty[id]!.generation
-            return stream
-        }
-        stream?.finish(length: length)
+        lock.withLock { dirty.streamEnded(id) }?.finish(length: length)
     }
 
     private func streamUpload(_ id: ItemIdentifier, _ stream: GrowingContent, _ streamer: any StreamingUploadProvider) async {
@@ -93,10 +57,7 @@ extension Domain {
         }
         let endedAt = lock.withLock { dirty[id]?.streamEndedAt }
         if let uploaded, let endedAt {
-            lock.withLock {
-                dirty[id]?.stream = nil
-                dirty[id]?.streamEndedAt = nil
-            }
+            lock.withLock { dirty.streamDone(id) }
             if await commit(id, uploaded: uploaded, generation: endedAt) {
                 log.debug("uploaded \(id) while it was written")
                 return
@@ -107,14 +68,8 @@ extension Domain {
         // The ordinary upload takes over: now if somebody waits for it or nothing writes the
         // file any more, otherwise at the writer's close (which sees no stream now).
         let (waiting, writers) = lock.withLock { () -> (Bool, [ContentEntry]) in
-            guard dirty[id] != nil else { return (false, []) }
-            let waiting = dirty[id]!.uploadAfterStream || !dirty[id]!.waiters.isEmpty
-            dirty[id]!.stream = nil
-            dirty[id]!.streamEndedAt = nil
-            dirty[id]!.uploadAfterStream = false
-            dirty[id]!.appendedUpTo = nil
-            dirty[id]!.uploading = false
-            return (waiting, handles.all.filter { $0.writable }.map { $0.entry })
+            guard dirty.isDirty(id) else { return (false, []) }
+            return (dirty.streamGivenUp(id), handles.all.filter { $0.writable }.map { $0.entry })
         }
         let written = writers.contains { entry in entry.withLock { entry.id } == id }
         if waiting || !written { scheduleUpload(id) }

@@ -7,26 +7,23 @@ extension Domain {
     /// Starts uploading `id` unless an upload of it is already running (which will notice the
     /// newer generation and go again).
     func scheduleUpload(_ id: ItemIdentifier) {
-        let start = lock.withLock { () -> Bool in
-            // Refused content waits for a change (markDirty clears it): the server said no.
-            guard dirty[id] != nil, !dirty[id]!.uploading, dirty[id]!.journal.refused == nil else { return false }
-            dirty[id]!.uploading = true
-            dirty[id]!.failure = nil
-            return true
-        }
-        if start { Task { await uploadLoop(id) } }
+        // Refused content waits for a change (markDirty clears it): the server said no.
+        let start = lock.withLock { dirty.claimUpload(id) }
+        guard start else { return }
+        // Unmounting (no new work): the item stays dirty in the journal for the next mount.
+        if !tasks.start({ [self] in await uploadLoop(id) }) { _ = lock.withLock { dirty.releaseClaim(id) } }
     }
 
     /// Uploads every item the journal lists (after a crash or kill, at mount).
     public func resumeUploads() {
         let rows = (try? store.journalEntries()) ?? []
         lock.withLock {
-            for j in rows where dirty[j.id] == nil {
-                dirty[j.id] = DirtyState(journal: j)
-                if let kind = j.refused {
-                    dirty[j.id]!.failure = ProviderError(ProviderError.Kind(rawValue: kind) ?? .denied, remote: provider.remoteDescription,
-                                                         path: j.id.rawValue, detail: j.lastError ?? "refused by the server")
+            for j in rows {
+                let failure = j.refused.map {
+                    ProviderError(ProviderError.Kind(rawValue: $0) ?? .denied, remote: provider.remoteDescription,
+                                  path: j.id.rawValue, detail: j.lastError ?? "refused by the server")
                 }
+                dirty.resume(j, failure: failure)
             }
         }
         // The placeholders may predate the last writes (a crash before close): sizes from the files.
@@ -80,11 +77,15 @@ extension Domain {
                 }
                 await saveConflictCopy(id, item: item, cause: e, generation: generation)
                 return
+            } catch where Task.isCancelled {
+                // Unmounting: not the server's answer. The content stays dirty in the journal.
+                finishFailed(id, self.error(.cancelled, id, "the upload was stopped by the unmount"))
+                return
             } catch let e as ProviderError where e.isTransient {
                 attempt += 1
                 if await backOff(id, journal: journal, attempt: attempt, after: e) { continue }
                 return
-            } catch where lock.withLock({ dirty[id] != nil && dirty[id]!.generation != generation }) {
+            } catch where lock.withLock({ dirty.changed(id, since: generation) }) {
                 // The file changed under the upload (a truncate made it read short): go again.
                 log.debug("upload of \(id) raced a local change (\(error)); again")
             } catch let e as ProviderError where e.kind == .notFound && !recreatedFolders {
@@ -130,8 +131,8 @@ extension Domain {
         j.attempts += 1
         j.lastError = e.description
         try? store.saveJournal(j)
-        lock.withLock { if dirty[id] != nil { dirty[id]!.journal = j } }
-        let limit = lock.withLock { draining } ? options.maxUploadAttemptsWhileUnmounting : options.maxUploadAttempts
+        lock.withLock { dirty.attempted(id, j) }
+        let limit = lock.withLock { dirty.draining } ? options.maxUploadAttemptsWhileUnmounting : options.maxUploadAttempts
         if attempt >= limit || Task.isCancelled {
             log.error("upload of \(id) failed \(attempt) times (last: \(e)); the local content is kept in the cache and tried again later")
             finishFailed(id, e)
@@ -156,7 +157,7 @@ extension Domain {
         // `openFile` reads them under: an open never sees "clean" with the old content version
         // (it would discard the cache file an upload may still be reading).
         let state: DirtyState? = lock.withLock {
-            guard let d = dirty[id], d.generation == generation else { return nil }
+            guard let d = dirty.unchanged(id, generation: generation) else { return nil }
             do {
                 // The journal row goes only if it is still the one this upload answered.
                 try store.commitUpload(item, contentVersion: version, journalSince: d.journal.since)
@@ -170,8 +171,7 @@ extension Domain {
                 folders[parent]![id.name] = item
             }
             handles.forgetOpenedVersion(id)
-            dirty[id] = nil
-            return d
+            return dirty.confirmed(id)
         }
         if let state {
             if let m = state.pendingModified, let w = try? writer(id) {
@@ -184,27 +184,14 @@ extension Domain {
         // Newer local changes: they are now based on the version just uploaded. Who waited for
         // what this upload sent is answered now.
         log.debug("uploaded \(id) but it changed meanwhile: again, based on \(item.version ?? "-")")
-        let answered = lock.withLock { () -> [UploadWaiter] in
-            guard dirty[id] != nil else { return [] }
-            dirty[id]!.journal.baseVersion = item.version
-            dirty[id]!.journal.isNew = false
-            let done = dirty[id]!.waiters.filter { $0.generation <= generation }
-            dirty[id]!.waiters.removeAll { $0.generation <= generation }
-            return done
-        }
+        let (answered, journal) = lock.withLock { dirty.confirmedButChanged(id, generation: generation, version: item.version) }
         for waiter in answered { waiter.resume() }
-        if let j = lock.withLock({ dirty[id]?.journal }) { try? store.saveJournal(j) }
+        if let journal { try? store.saveJournal(journal) }
         return false
     }
 
     func finishFailed(_ id: ItemIdentifier, _ e: ProviderError) {
-        let waiters = lock.withLock { () -> [UploadWaiter] in
-            guard dirty[id] != nil else { return [] }
-            dirty[id]!.uploading = false
-            dirty[id]!.failure = e
-            defer { dirty[id]!.waiters = [] }
-            return dirty[id]!.waiters
-        }
+        let waiters = lock.withLock { dirty.failed(id, e) }
         for w in waiters { w.resume(throwing: e) }
     }
 
@@ -252,6 +239,9 @@ extension Domain {
                 saved = copy
             } catch let e as ProviderError where e.kind == .exists && attempt < 20 {
                 attempt += 1
+            } catch where Task.isCancelled {
+                finishFailed(id, self.error(.cancelled, id, "the conflict copy was stopped by the unmount"))
+                return
             } catch let e as ProviderError where e.isTransient {
                 if await again(after: e) { continue }
                 return
@@ -315,19 +305,12 @@ extension Domain {
             } catch {
                 return .failure(error)
             }
-            dirty[id] = nil
             handles.forgetOpenedVersion(id)
             if let nameItem, let parent = id.parent, folders[parent]?[id.name] != nil { folders[parent]![id.name] = nameItem }
             // Waiters for what the copy holds (and for the name to be clean) are answered; an
-            // fsync of a later change waits for the copy's upload.
-            let later = { (w: UploadWaiter) in w.generation > generation && w.generation != Int.max }
-            guard changed else { return .success((d.waiters, false)) }
-            // The copy's own dirty state: the row moved in the store, now based on the copy.
-            var moved = DirtyState(journal: .init(id: copyId, baseVersion: copy.version, isNew: false, since: d.journal.since))
-            moved.generation = d.generation
-            moved.waiters = d.waiters.filter(later)
-            dirty[copyId] = moved
-            return .success((d.waiters.filter { !later($0) }, true))
+            // fsync of a later change waits for the copy's upload (the row moved in the store,
+            // now based on the copy).
+            return .success(dirty.handedToConflictCopy(id, copy: copyId, copyVersion: copy.version, generation: generation))
         }
         switch outcome {
         case .failure(let e): return e
@@ -340,7 +323,7 @@ extension Domain {
 
     /// Waits for a running upload of `id`, if any (errors ignored: the caller acts either way).
     func waitIfUploading(_ id: ItemIdentifier) async {
-        guard lock.withLock({ dirty[id]?.uploading == true }) else { return }
+        guard lock.withLock({ dirty.isUploading(id) }) else { return }
         try? await waitForUpload(id, untilClean: true)
     }
 
@@ -353,11 +336,8 @@ extension Domain {
         // A stream would wait for the writer's close: the content as it is now goes whole instead.
         streamOutOfOrder(id, "an fsync, rename or delete waits for the upload", uploadNow: true)
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
-            let immediate: Result<Void, Error>? = lock.withLock {
-                guard let d = dirty[id] else { return .success(()) }
-                if let f = d.failure, !d.uploading { return .failure(f) }
-                dirty[id]!.waiters.append(UploadWaiter(generation: untilClean ? Int.max : d.generation, continuation: c))
-                return nil
+            let immediate = lock.withLock {
+                dirty.wait(id, untilClean: untilClean) { UploadWaiter(generation: $0, continuation: c) }
             }
             if let immediate { c.resume(with: immediate) }
         }
@@ -365,8 +345,7 @@ extension Domain {
 
     /// Uploads everything dirty at or below `id` and waits for it (before a rename).
     func flushUploads(under id: ItemIdentifier) async throws {
-        let prefix = id.rawValue + "/"
-        let ids = lock.withLock { dirty.keys.filter { $0 == id || $0.rawValue.hasPrefix(prefix) } }
+        let ids = lock.withLock { dirty.ids(atOrUnder: id) }
         for d in ids { scheduleUpload(d) }
         for d in ids { try await waitForUpload(d, untilClean: true) }
     }
@@ -374,7 +353,7 @@ extension Domain {
     /// Starts again the uploads that stopped on a transient failure (the server was down or
     /// kept failing): called by the poller, so they resume once the server answers again.
     func retryFailedUploads() {
-        let ids = lock.withLock { dirty.filter { !$0.value.uploading && $0.value.failure?.isTransient == true }.map(\.key) }
+        let ids = lock.withLock { dirty.transientlyFailed }
         for id in ids { scheduleUpload(id) }
     }
 
@@ -382,7 +361,7 @@ extension Domain {
     /// the next change, fsync or mount). Content the server refused is not pending: see
     /// `refusedUploads`.
     public func pendingUploads() -> (items: Int, bytes: Int64, failed: [ProviderError]) {
-        let snapshot = lock.withLock { dirty.filter { $0.value.journal.refused == nil } }
+        let snapshot = lock.withLock { dirty.pending }
         let bytes = snapshot.keys.reduce(Int64(0)) { $0 + (cachedItem($1)?.size ?? 0) }
         return (snapshot.count, bytes, snapshot.values.compactMap { $0.uploading ? nil : $0.failure })
     }
@@ -390,15 +369,15 @@ extension Domain {
     /// Files the server refused for good (too large, denied...): kept in the mount and in
     /// lost+found until changed or removed.
     public func refusedUploads() -> [ProviderError] {
-        lock.withLock { dirty.values.compactMap { $0.journal.refused != nil ? $0.failure : nil } }
+        lock.withLock { dirty.refusals }
     }
 
     /// Starts every pending upload and waits until none is left or only failed ones remain
     /// (unmount). `progress` is called about every half second.
     public func drainUploads(progress: @Sendable (Int, Int64) -> Void) async -> [ProviderError] {
-        lock.withLock { draining = true }
-        defer { lock.withLock { draining = false } }
-        for id in lock.withLock({ Array(dirty.keys) }) {
+        lock.withLock { dirty.draining = true }
+        defer { lock.withLock { dirty.draining = false } }
+        for id in lock.withLock({ dirty.ids }) {
             streamOutOfOrder(id, "unmounting", uploadNow: true)
             scheduleUpload(id)
         }

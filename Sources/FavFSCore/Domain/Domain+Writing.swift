@@ -79,7 +79,7 @@ extension Domain {
         var placeholder = placeholder
         var nameIsAFolder = false
         let (exists, base, unrefused) = lock.withLock { () -> (Bool, String?, PlaceholderStore.JournalEntry?) in
-            guard dirty[id] != nil else {
+            guard case .dirty(let unrefused) = dirty.changing(id) else {
                 if isNew { return (false, nil, nil) }
                 // Read under the lock an upload's commit sets the entry's new version under:
                 // read before it, a write racing the commit of our own upload took the old
@@ -106,12 +106,8 @@ extension Domain {
                 log.info("\(id) changed at the remote while open here: the write is based on the version it was opened at; its upload will be a conflict copy")
                 return (false, opened ?? "favfs-outdated:\(handleVersion)", nil)
             }
-            dirty[id]!.generation += 1
-            dirty[id]!.failure = nil
-            // A change to content the server refused: it is worth another try.
-            guard dirty[id]!.journal.refused != nil else { return (true, nil, nil) }
-            dirty[id]!.journal.refused = nil
-            return (true, nil, dirty[id]!.journal)
+            // A change to content the server refused is worth another try: its row is saved.
+            return (true, nil, unrefused)
         }
         if nameIsAFolder { throw NameIsNotAFileNow() }
         if let unrefused { try store.saveJournal(unrefused) }
@@ -125,14 +121,7 @@ extension Domain {
         } catch {
             throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot record the change: \(error)")
         }
-        lock.withLock {
-            if dirty[id] == nil {
-                dirty[id] = DirtyState(journal: j)
-                if isNew { dirty[id]!.appendedUpTo = 0 } // created empty here: may stream (see streamAfterWrite)
-            } else {
-                dirty[id]!.generation += 1
-            }
-        }
+        lock.withLock { dirty.recorded(j, isNew: isNew) }  // created empty here: may stream (see streamAfterWrite)
         // Brought back by a write through a handle of a file gone at the remote: it shows again.
         if !isNew, let back = placeholder { setPlaceholder(back, persist: false) }
         return true
@@ -142,10 +131,10 @@ extension Domain {
     /// `markDirty` (journal first, for crashes) and the write may not have read them, so it must
     /// not count as covering this change.
     func changeLanded(_ id: ItemIdentifier) {
-        lock.withLock { if dirty[id] != nil { dirty[id]!.generation += 1 } }
+        lock.withLock { dirty.landed(id) }
     }
 
-    func isDirty(_ id: ItemIdentifier) -> Bool { lock.withLock { dirty[id] != nil } }
+    func isDirty(_ id: ItemIdentifier) -> Bool { lock.withLock { dirty.isDirty(id) } }
 
     // MARK: files
 
@@ -365,7 +354,7 @@ extension Domain {
         }
         // The journal row once per dirty spell: a database's hundredth commit syncs its cache
         // file only (a dirty file's content is the cache file, whatever its record says).
-        if lock.withLock({ dirty[id].map { !$0.journalDurable } ?? false }) {
+        if lock.withLock({ dirty.needsDurableJournal(id) }) {
             do {
                 try store.makeDurable()
             } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id) > 0 {
@@ -374,7 +363,7 @@ extension Domain {
             } catch {
                 throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot sync the change journal to disk: \(error)")
             }
-            lock.withLock { dirty[id]?.journalDurable = true }
+            lock.withLock { dirty.journalMadeDurable(id) }
         }
         uploadWhenQuiet(id)
     }
@@ -386,11 +375,11 @@ extension Domain {
     func uploadWhenQuiet(_ id: ItemIdentifier) {
         guard let (generation, since) = lock.withLock({ dirty[id].map { ($0.generation, $0.journal.since) } }) else { return }
         let quiet = options.uploadQuietTime, maxDelay = options.uploadMaxDelay
-        Task(priority: .utility) { [self] in
+        tasks.start(priority: .utility) { [self] in
             try? await Task.sleep(nanoseconds: UInt64(max(0, quiet) * 1e9))
-            let due = lock.withLock { () -> Bool in
-                guard let d = dirty[id], d.journal.since == since, !d.uploading else { return false }
-                return d.generation == generation || Self.now - since >= maxDelay
+            if Task.isCancelled { return }
+            let due = lock.withLock {
+                dirty.quietUploadDue(id, generation: generation, since: since, now: Self.now, maxDelay: maxDelay)
             }
             if due { scheduleUpload(id) }
         }
@@ -438,14 +427,14 @@ extension Domain {
         try await keepContentForOpenHandles(item)
         // Out of the dirty set before the remote delete: a close still in flight (FUSE sends
         // RELEASE after close returns) must not upload, and so resurrect, what is being deleted.
-        let state = lock.withLock { dirty.removeValue(forKey: id) }
+        let state = lock.withLock { dirty.remove(id) }
         let neverUploaded = state?.journal.isNew == true
         log.debug("remove \(id) neverUploaded=\(neverUploaded)")
         if !neverUploaded {
             do { try await w.delete(item) }
             catch let e as ProviderError where e.kind == .notFound { /* already gone: that is what we wanted */ }
             catch {
-                if let state { lock.withLock { dirty[id] = state } } // not deleted: the change stays pending
+                if let state { lock.withLock { dirty.restore(id, state) } } // not deleted: the change stays pending
                 throw error
             }
         }
@@ -467,8 +456,7 @@ extension Domain {
         // Remote children are the provider's check (WritableProvider.delete refuses a non-empty folder).
         // Files changed here anywhere below it (not only its own: a folder inside may be gone
         // at the remote, and its files' uploads would put it back).
-        let prefix = id.rawValue + "/"
-        if lock.withLock({ dirty.keys.contains { $0.rawValue.hasPrefix(prefix) } }) { throw error(.notEmpty, id, "folder not empty") }
+        if lock.withLock({ dirty.hasAny(under: id) }) { throw error(.notEmpty, id, "folder not empty") }
         do { try await w.delete(item) }
         catch let e as ProviderError where e.kind == .notFound { }
         forgetSubtree(id)
@@ -525,26 +513,10 @@ extension Domain {
             // The replaced file's changes went with it (store.move dropped its journal row): its
             // dirty state must not stay behind for the moved file to take as its own (an upload
             // that kept failing left it, and the moved file read and uploaded that content).
-            var replacedWaiters: [UploadWaiter] = []
-            if existing != nil {
-                let below = destination.rawValue + "/"
-                for id in dirty.keys where id == destination || id.rawValue.hasPrefix(below) {
-                    replacedWaiters += dirty.removeValue(forKey: id)?.waiters ?? []
-                }
-            }
-            let prefix = source.rawValue + "/"
-            var moved: [ItemIdentifier] = []
-            for (id, var state) in dirty where id == source || id.rawValue.hasPrefix(prefix) {
-                // A change that landed after the uploads were flushed (a close's RELEASE comes
-                // after close returns) may be uploading under the old name: that loop ends when
-                // it finds no dirty state there, so the new name gets its own upload.
-                let newId = ItemIdentifier(destination.rawValue + id.rawValue.dropFirst(source.rawValue.count))
-                state.journal.id = newId  // the row store.move renamed; a later save must not bring back the old one
-                if state.uploading { state.uploading = false; moved.append(newId) }
-                dirty[id] = nil
-                dirty[newId] = state
-            }
-            return (moved, replacedWaiters)
+            // A change that landed after the uploads were flushed (a close's RELEASE comes
+            // after close returns) may be uploading under the old name: that loop ends when it
+            // finds no dirty state there, so the new name gets its own upload.
+            return dirty.renamed(source, to: destination, replacing: existing != nil)
         }
         // An fsync of the replaced file waited for content that no longer exists anywhere.
         for w in replacedWaiters { w.resume() }
@@ -571,13 +543,7 @@ extension Domain {
         let journal = lock.withLock { () -> PlaceholderStore.JournalEntry? in
             noteChange(source)
             if let parent = source.parent { folders[parent]?[source.name] = nil }
-            guard var s = dirty.removeValue(forKey: source) else { return nil }
-            s.journal.id = destination
-            s.journal.refused = nil
-            s.failure = nil
-            s.generation += 1
-            dirty[destination] = s
-            return s.journal
+            return dirty.refusedFileRenamed(source, to: destination)
         }
         if let journal { try? store.saveJournal(journal) }
         setPlaceholder(moved)

@@ -24,10 +24,11 @@ public final class Domain: @unchecked Sendable {
     var rootItem: Item
     /// Open files, the version each item had when last opened, orphans (see `HandleTable`).
     let handles = HandleTable()
-    /// Items changed here and not yet confirmed by the remote.
-    var dirty: [ItemIdentifier: DirtyState] = [:]
-    /// Unmount is waiting for the uploads (`drainUploads`): fewer attempts each.
-    var draining = false
+    /// The background work this core started (uploads, quiet-time waits, read-ahead, pinned
+    /// downloads): `stopBackgroundWork` cancels it and waits for it before unmount.
+    let tasks = OwnedTasks()
+    /// Items changed here and not yet confirmed by the remote (write-back's decisions).
+    var dirty = DirtySet()
     /// Modification times set here on a remote that does not keep them (S3, `cp -p`, `rsync -t`),
     /// with the remote version they were set on: a listing shows them while that version stays.
     var keptModifiedTimes: [ItemIdentifier: (version: String, time: Timestamp)] = [:]
@@ -291,8 +292,8 @@ public final class Domain: @unchecked Sendable {
         guard f.entry.beginServing(r) else { return nil }
         if let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead) {
             let entry = f.entry, item = f.item, provider = provider, content = content
-            Task { try? await content.provide(entry, item: item, range: prefetch.lowerBound..<prefetch.lowerBound,
-                                              prefetch: prefetch, provider: provider) }
+            tasks.start { try? await content.provide(entry, item: item, range: prefetch.lowerBound..<prefetch.lowerBound,
+                                                     prefetch: prefetch, provider: provider) }
         }
         let entry = f.entry
         return ReadResult(fd: f.entry.fd, offset: offset, length: r.count, done: { entry.endServing() })
@@ -400,6 +401,15 @@ public final class Domain: @unchecked Sendable {
     }
 
     /// Ends the mount: evicts all content that is not pinned unless `keepContent`.
+    /// Cancels the background work (uploads still running stay dirty in the journal, for the
+    /// next mount) and waits for it, at most `seconds`. Returns how many tasks were still
+    /// running then. Call before `shutdown`, after `drainUploads`.
+    public func stopBackgroundWork(within seconds: Double) async -> Int {
+        let left = await tasks.shutdown(within: seconds)
+        if left > 0 { log.warning("\(left) background task(s) still running after \(seconds) s; unmounting anyway") }
+        return left
+    }
+
     public func shutdown(keepContent: Bool) -> (files: Int, bytes: Int64) {
         // Read-ahead still running would keep its content (in use) out of the eviction.
         content.stopDownloads(timeout: 5)

@@ -1,0 +1,52 @@
+import Foundation
+import Synchronization
+
+/// The background tasks one part started (uploads, quiet-time waits, read-ahead, pinned
+/// downloads): it owns them, so its shutdown can cancel them and wait for them, and an unmount
+/// leaves none running behind the database it closes. A task removes itself when it ends.
+public final class OwnedTasks: Sendable {
+    private struct State {
+        var next: UInt64 = 0
+        var running: [UInt64: Task<Void, Never>] = [:]
+        var closed = false
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Starts `operation` as a task owned here. False (nothing started) once `shutdown` began:
+    /// work asked for then is left for the next mount (a dirty item stays in the journal).
+    @discardableResult
+    public func start(priority: TaskPriority? = nil, _ operation: @escaping @Sendable () async -> Void) -> Bool {
+        state.withLock { s in
+            guard !s.closed else { return false }
+            let id = s.next
+            s.next += 1
+            // Registered under the lock the task's end takes: it cannot end unregistered.
+            s.running[id] = Task(priority: priority) { [self] in
+                await operation()
+                _ = state.withLock { $0.running.removeValue(forKey: id) }
+            }
+            return true
+        }
+    }
+
+    /// How many tasks run now.
+    public var count: Int { state.withLock { $0.running.count } }
+
+    /// Refuses new tasks, cancels the running ones and waits for them, at most `seconds`.
+    /// Returns how many were still running then (a provider call that ignores cancellation):
+    /// they are left behind, and the caller says so.
+    public func shutdown(within seconds: Double) async -> Int {
+        let tasks = state.withLock { s -> [Task<Void, Never>] in
+            s.closed = true
+            return Array(s.running.values)
+        }
+        for t in tasks { t.cancel() }
+        let deadline = Date().addingTimeInterval(seconds)
+        while count > 0 && Date() < deadline {
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return count
+    }
+}

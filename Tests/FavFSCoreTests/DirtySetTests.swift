@@ -1,0 +1,212 @@
+import Synchronization
+import XCTest
+@testable import FavFSCore
+
+/// Write-back's decisions, event in and actions out, without a server or a disk.
+final class DirtySetTests: XCTestCase {
+    private let file = ItemIdentifier("/docs/a.txt")
+
+    private func journal(_ id: ItemIdentifier, isNew: Bool = false, base: String? = "v1", since: Double = 100) -> PlaceholderStore.JournalEntry {
+        .init(id: id, baseVersion: isNew ? nil : base, isNew: isNew, since: since)
+    }
+
+    private func dirtySet(_ ids: ItemIdentifier..., isNew: Bool = false) -> DirtySet {
+        var set = DirtySet()
+        for id in ids { set.recorded(journal(id, isNew: isNew), isNew: isNew) }
+        return set
+    }
+
+    /// Answers of waiters, in the order they came: "ok" or the error's kind.
+    private final class Answers: Sendable {
+        let list = Mutex<[String]>([])
+        func waiter(_ generation: Int, _ name: String) -> UploadWaiter {
+            UploadWaiter(generation: generation) { [self] result in
+                list.withLock { $0.append(name + ":" + ((try? result.get()) != nil ? "ok" : "failed")) }
+            }
+        }
+        var all: [String] { list.withLock { $0 } }
+    }
+
+    private func answer(_ waiters: [UploadWaiter]) { for w in waiters { w.resume() } }
+
+    func testAChangeToACleanItemAsksForAJournalRowFirst() {
+        var set = DirtySet()
+        guard case .clean = set.changing(file) else { return XCTFail("a clean item needs a journal row") }
+        set.recorded(journal(file), isNew: false)
+        XCTAssertTrue(set.isDirty(file))
+        XCTAssertEqual(set[file]?.generation, 0)
+        guard case .dirty(let unrefused) = set.changing(file) else { return XCTFail("dirty now") }
+        XCTAssertNil(unrefused)
+        XCTAssertEqual(set[file]?.generation, 1)
+        set.landed(file)
+        XCTAssertEqual(set[file]?.generation, 2, "the bytes landing is a change an upload begun before must not cover")
+    }
+
+    func testAChangeToRefusedContentClearsTheRefusalAndTheFailure() {
+        var set = dirtySet(file)
+        XCTAssertTrue(set.claimUpload(file))
+        let denied = ProviderError(.denied, detail: "no")
+        _ = set.refused(file, denied)
+        XCTAssertFalse(set.claimUpload(file), "refused content waits for a change")
+        XCTAssertEqual(set.refusals.count, 1)
+        XCTAssertTrue(set.pending.isEmpty, "refused content is not pending")
+        guard case .dirty(let unrefused?) = set.changing(file) else { return XCTFail("the row to save") }
+        XCTAssertNil(unrefused.refused)
+        XCTAssertNil(set[file]?.failure)
+        XCTAssertTrue(set.claimUpload(file))
+    }
+
+    func testOneUploadAtATime() {
+        var set = dirtySet(file)
+        XCTAssertFalse(set.claimUpload(ItemIdentifier("/docs/clean")))
+        XCTAssertTrue(set.claimUpload(file))
+        XCTAssertFalse(set.claimUpload(file), "the running upload notices newer generations itself")
+        XCTAssertTrue(set.anyUploading)
+        _ = set.failed(file, ProviderError(.timedOut, detail: "slow"))
+        XCTAssertEqual(set.transientlyFailed, [file])
+        XCTAssertTrue(set.claimUpload(file))
+        XCTAssertNil(set[file]?.failure, "a new attempt forgets the last failure")
+    }
+
+    func testAnUploadAnswersOnlyTheWaitersForWhatItSent() {
+        let answers = Answers()
+        var set = dirtySet(file)
+        XCTAssertNil(set.wait(file, untilClean: false) { answers.waiter($0, "fsync1") })
+        set.landed(file)  // generation 1: a later change
+        XCTAssertNil(set.wait(file, untilClean: false) { answers.waiter($0, "fsync2") })
+        XCTAssertNil(set.wait(file, untilClean: true) { answers.waiter($0, "rename") })
+        XCTAssertNil(set.unchanged(file, generation: 0), "changed since the upload began")
+        let (answered, row) = set.confirmedButChanged(file, generation: 0, version: "v2")
+        answer(answered)
+        XCTAssertEqual(answers.all, ["fsync1:ok"])
+        XCTAssertEqual(row?.baseVersion, "v2", "the later change is based on what was just uploaded")
+        XCTAssertEqual(row?.isNew, false)
+        XCTAssertNotNil(set.unchanged(file, generation: 1))
+        answer(set.confirmed(file)?.waiters ?? [])
+        XCTAssertEqual(answers.all, ["fsync1:ok", "fsync2:ok", "rename:ok"])
+        XCTAssertFalse(set.isDirty(file))
+    }
+
+    func testWaitingForACleanOrFailedItemAnswersAtOnce() {
+        let answers = Answers()
+        var set = dirtySet(file)
+        XCTAssertNotNil(try? set.wait(ItemIdentifier("/clean"), untilClean: false) { answers.waiter($0, "x") }?.get())
+        XCTAssertTrue(set.claimUpload(file))
+        XCTAssertNil(set.wait(file, untilClean: false) { answers.waiter($0, "w") })
+        for w in set.failed(file, ProviderError(.serverError, detail: "500")) { w.resume(throwing: ProviderError(.serverError, detail: "500")) }
+        XCTAssertEqual(answers.all, ["w:failed"])
+        guard case .failure? = set.wait(file, untilClean: false, { answers.waiter($0, "later") }) else {
+            return XCTFail("a failed upload not running answers with its failure")
+        }
+        XCTAssertTrue(set[file]?.waiters.isEmpty == true)
+    }
+
+    func testARenameMovesTheSubtreeNotASiblingSharingItsPrefix() {
+        var set = dirtySet(ItemIdentifier("/a/x"), ItemIdentifier("/a/sub/y"), ItemIdentifier("/ab/z"))
+        XCTAssertTrue(set.claimUpload(ItemIdentifier("/a/x")))
+        set.journalMadeDurable(ItemIdentifier("/a/x"))
+        let (reupload, replaced) = set.renamed(ItemIdentifier("/a"), to: ItemIdentifier("/b"), replacing: false)
+        XCTAssertEqual(Set(set.ids), [ItemIdentifier("/b/x"), ItemIdentifier("/b/sub/y"), ItemIdentifier("/ab/z")])
+        XCTAssertEqual(reupload, [ItemIdentifier("/b/x")], "an upload running under the old name ends: the new name gets its own")
+        XCTAssertFalse(set.isUploading(ItemIdentifier("/b/x")))
+        XCTAssertTrue(replaced.isEmpty)
+        XCTAssertEqual(set[ItemIdentifier("/b/x")]?.journal.id, ItemIdentifier("/b/x"), "a later save must not bring back the old row")
+        XCTAssertTrue(set.needsDurableJournal(ItemIdentifier("/b/x")),
+                      "the store moved the row: the next fsync makes it durable again, or a power cut could upload under the old name")
+    }
+
+    func testARenameOverADirtyFileDropsItsChangesAndAnswersItsWaiters() {
+        let answers = Answers()
+        var set = dirtySet(ItemIdentifier("/src"), ItemIdentifier("/dst"))
+        XCTAssertNil(set.wait(ItemIdentifier("/dst"), untilClean: false) { answers.waiter($0, "dst") })
+        let (_, replaced) = set.renamed(ItemIdentifier("/src"), to: ItemIdentifier("/dst"), replacing: true)
+        answer(replaced)
+        XCTAssertEqual(answers.all, ["dst:ok"])
+        XCTAssertEqual(set.ids, [ItemIdentifier("/dst")])
+        XCTAssertEqual(set[ItemIdentifier("/dst")]?.journal.baseVersion, "v1", "the moved file's own state, not the replaced one's")
+    }
+
+    func testAConflictCopyTakesTheLaterChangeAndItsWaiters() {
+        let answers = Answers()
+        let copy = ItemIdentifier("/docs/a (conflict).txt")
+        var set = dirtySet(file)
+        XCTAssertNil(set.wait(file, untilClean: false) { answers.waiter($0, "sent") })
+        set.landed(file)
+        XCTAssertNil(set.wait(file, untilClean: false) { answers.waiter($0, "later") })
+        XCTAssertNil(set.wait(file, untilClean: true) { answers.waiter($0, "clean") })
+        let (answered, again) = set.handedToConflictCopy(file, copy: copy, copyVersion: "c1", generation: 0)
+        answer(answered)
+        XCTAssertTrue(again)
+        XCTAssertEqual(answers.all.sorted(), ["clean:ok", "sent:ok"])
+        XCTAssertFalse(set.isDirty(file))
+        XCTAssertEqual(set[copy]?.journal.baseVersion, "c1")
+        XCTAssertEqual(set[copy]?.waiters.count, 1)
+    }
+
+    func testAConflictCopyOfWhatWasSentLeavesNothingDirty() {
+        var set = dirtySet(file)
+        let (_, again) = set.handedToConflictCopy(file, copy: ItemIdentifier("/docs/c"), copyVersion: "c1", generation: 0)
+        XCTAssertFalse(again)
+        XCTAssertEqual(set.count, 0)
+    }
+
+    func testARefusedNewFileRenamedIsWorthAnotherUpload() {
+        var set = dirtySet(file, isNew: true)
+        XCTAssertTrue(set.claimUpload(file))
+        _ = set.refused(file, ProviderError(.invalidName, detail: "bad name"))
+        let row = set.refusedFileRenamed(file, to: ItemIdentifier("/docs/b.txt"))
+        XCTAssertEqual(row?.id, ItemIdentifier("/docs/b.txt"))
+        XCTAssertNil(row?.refused)
+        XCTAssertTrue(set.claimUpload(ItemIdentifier("/docs/b.txt")))
+    }
+
+    func testANewFileWrittenInOrderStreamsPastTheThreshold() {
+        var set = dirtySet(file, isNew: true)
+        guard case .nothing = set.written(file, offset: 0, end: 10, threshold: 100) else { return XCTFail("below the threshold") }
+        guard case .start(let stream) = set.written(file, offset: 10, end: 150, threshold: 100) else { return XCTFail("past it") }
+        XCTAssertTrue(set.isUploading(file), "the stream is the item's upload")
+        XCTAssertFalse(set.claimUpload(file))
+        guard case .extend(let same) = set.written(file, offset: 150, end: 200, threshold: 100), same === stream else {
+            return XCTFail("an append feeds the stream")
+        }
+        guard case .abandon = set.written(file, offset: 0, end: 5, threshold: 100) else { return XCTFail("a write back over it") }
+        XCTAssertTrue(set.streamGivenUp(file) == false, "nobody waits: the upload starts at the close")
+        XCTAssertFalse(set.isUploading(file))
+        guard case .nothing = set.written(file, offset: 200, end: 300, threshold: 100) else { return XCTFail("not in order any more") }
+    }
+
+    func testAStreamGivenUpForAWaiterUploadsAtOnce() {
+        var set = dirtySet(file, isNew: true)
+        guard case .start(let stream) = set.written(file, offset: 0, end: 200, threshold: 100) else { return XCTFail("streams") }
+        XCTAssertTrue(set.outOfOrder(file, uploadNow: true) === stream)
+        XCTAssertTrue(set.streamGivenUp(file))
+    }
+
+    func testAnOldFileDoesNotStream() {
+        var set = dirtySet(file)
+        guard case .nothing = set.written(file, offset: 0, end: 500, threshold: 100) else { return XCTFail("only new files stream") }
+    }
+
+    func testAQuietUploadIsDueWhenNothingChangedOrItWaitedLongEnough() {
+        var set = dirtySet(file)
+        XCTAssertTrue(set.quietUploadDue(file, generation: 0, since: 100, now: 101, maxDelay: 30))
+        set.landed(file)
+        XCTAssertFalse(set.quietUploadDue(file, generation: 0, since: 100, now: 101, maxDelay: 30), "changed since: the next fsync decides")
+        XCTAssertTrue(set.quietUploadDue(file, generation: 0, since: 100, now: 131, maxDelay: 30), "dirty for the longest wait")
+        XCTAssertFalse(set.quietUploadDue(file, generation: 1, since: 99, now: 101, maxDelay: 30), "another dirty spell")
+        XCTAssertTrue(set.claimUpload(file))
+        XCTAssertFalse(set.quietUploadDue(file, generation: 1, since: 100, now: 101, maxDelay: 30), "an upload runs")
+    }
+
+    func testRemovingAndRestoring() {
+        var set = dirtySet(file, ItemIdentifier("/docs/sub/b"))
+        XCTAssertTrue(set.hasAny(under: ItemIdentifier("/docs")))
+        XCTAssertEqual(set.ids(in: ItemIdentifier("/docs")), [file])
+        XCTAssertEqual(Set(set.ids(atOrUnder: ItemIdentifier("/docs"))), [file, ItemIdentifier("/docs/sub/b")])
+        let state = set.remove(file)
+        XCTAssertNotNil(state)
+        XCTAssertFalse(set.isDirty(file))
+        set.restore(file, state!)
+        XCTAssertTrue(set.isDirty(file))
+    }
+}
