@@ -210,3 +210,31 @@ final class DirtySetTests: XCTestCase {
         XCTAssertTrue(set.isDirty(file))
     }
 }
+
+/// Times kept here for a remote that keeps none.
+final class KeptModifiedTimesTests: XCTestCase {
+    private let t = Timestamp(seconds: 1_600_000_000, nanoseconds: 5)
+
+    func testShownWhileTheVersionStaysAndToldOnce() {
+        var kept = KeptModifiedTimes()
+        XCTAssertTrue(kept.keep(ItemIdentifier("/a"), version: "v1", time: t), "the first time: tell the user")
+        XCTAssertFalse(kept.keep(ItemIdentifier("/b"), version: "v1", time: t))
+        let a = Item(identifier: ItemIdentifier("/a"), kind: .file, size: 1, modified: 5, version: "v1")
+        XCTAssertEqual(kept.apply(a).modifiedTime, t)
+        var changed = a
+        changed.version = "v2"
+        XCTAssertEqual(kept.apply(changed).modifiedTime, Timestamp(seconds: 5), "new content: the server's time")
+        XCTAssertEqual(kept.apply(a).modifiedTime, Timestamp(seconds: 5), "and the kept time is forgotten")
+    }
+
+    func testARenameTakesTheTimesAlongAndDropsTheReplaced() {
+        var kept = KeptModifiedTimes([.init(id: ItemIdentifier("/d/.f.tmp"), version: "v1", time: t),
+                                      .init(id: ItemIdentifier("/d/f"), version: "old", time: Timestamp(seconds: 1)),
+                                      .init(id: ItemIdentifier("/d/.f.tmpx"), version: "v9", time: t)])
+        kept.renamed(ItemIdentifier("/d/.f.tmp"), to: ItemIdentifier("/d/f"))
+        XCTAssertEqual(kept.apply(Item(identifier: ItemIdentifier("/d/f"), kind: .file, version: "v1")).modifiedTime, t)
+        XCTAssertNil(kept.apply(Item(identifier: ItemIdentifier("/d/.f.tmp"), kind: .file, version: "v1")).modifiedTime)
+        XCTAssertEqual(kept.apply(Item(identifier: ItemIdentifier("/d/.f.tmpx"), kind: .file, version: "v9")).modifiedTime, t,
+                       "a sibling sharing the prefix stays")
+    }
+}

@@ -43,6 +43,27 @@ final class PlaceholderStoreTests: XCTestCase {
         XCTAssertEqual(try s.children(of: .rootContainer).map(\.item.name), ["a%_b"])
     }
 
+    /// Times kept for a remote that keeps none survive a reopen, move with a rename (rsync's
+    /// temporary file becoming the file) and go with a removed subtree.
+    func testKeptTimesPersistMoveAndGoWithTheirItems() throws {
+        let dir = NSTemporaryDirectory() + "favfs-store-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var s = try PlaceholderStore(path: dir + "/p.sqlite")
+        let t = Timestamp(seconds: 1_600_000_000, nanoseconds: 123_456_789)
+        try s.keepTime(.init(id: ItemIdentifier("/d/.f.tmp"), version: "v1", time: t))
+        try s.keepTime(.init(id: ItemIdentifier("/d/g"), version: "v2", time: t))
+        try s.keepTime(.init(id: ItemIdentifier("/dx/h"), version: "v3", time: t))
+        try s.move(ItemIdentifier("/d/.f.tmp"), to: ItemIdentifier("/d/f"))
+        s.close()
+        s = try PlaceholderStore(path: dir + "/p.sqlite")
+        XCTAssertEqual(try s.keptTimes().map(\.id.rawValue).sorted(), ["/d/f", "/d/g", "/dx/h"])
+        XCTAssertEqual(try s.keptTimes().first { $0.id.rawValue == "/d/f" }, .init(id: ItemIdentifier("/d/f"), version: "v1", time: t))
+        try s.removeSubtree(ItemIdentifier("/d"))
+        XCTAssertEqual(try s.keptTimes().map(\.id.rawValue), ["/dx/h"], "a sibling sharing the prefix stays")
+        s.close()
+    }
+
     /// A listing fetched before a file was created or rewritten here (it has a journal row)
     /// neither removes nor overwrites its placeholder.
     func testReplacingChildrenKeepsWhatIsWrittenHere() throws {

@@ -102,6 +102,51 @@ final class MultistatusTests: XCTestCase {
         XCTAssertFalse(r[0].isCollection)
     }
 
+    /// WsgiDAV's shape: `ns0:` prefixes, and `getetag` without the quotes its `ETag` header
+    /// has (quoted here, so a listing and a HEAD give one file one version).
+    func testWsgiDAVUnquotedETagIsQuoted() throws {
+        let xml = """
+        <?xml version="1.0" encoding="utf-8" ?>
+        <ns0:multistatus xmlns:ns0="DAV:"><ns0:response><ns0:href>/a.txt</ns0:href><ns0:propstat><ns0:prop>\
+        <ns0:resourcetype /><ns0:getcontentlength>3</ns0:getcontentlength>\
+        <ns0:getetag>1549698-1795708301-3</ns0:getetag></ns0:prop><ns0:status>HTTP/1.1 200 OK</ns0:status>\
+        </ns0:propstat></ns0:response></ns0:multistatus>
+        """
+        let r = try parse(xml)
+        XCTAssertEqual(r.first?.etag, "\"1549698-1795708301-3\"")
+    }
+
+    /// The time favfs keeps as a dead property comes back from a listing; a 403 propstat for
+    /// it (a server without dead properties) leaves nothing.
+    func testKeptModifiedTimeProperty() throws {
+        let xml = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <D:multistatus xmlns:D="DAV:" xmlns:F="urn:x-favfs:">
+        <D:response><D:href>/f/a</D:href>
+        <D:propstat><D:prop><D:getetag>"e1"</D:getetag><F:mtime>1609459200.123456789 "e1"</F:mtime></D:prop>
+        <D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>
+        <D:response><D:href>/f/b</D:href>
+        <D:propstat><D:prop><D:getetag>"e2"</D:getetag></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>
+        <D:propstat><D:prop><F:mtime>1.000000000 "e2"</F:mtime></D:prop><D:status>HTTP/1.1 403 Forbidden</D:status></D:propstat>
+        </D:response>
+        </D:multistatus>
+        """
+        let r = try parse(xml)
+        XCTAssertEqual(r[0].keptModified, "1609459200.123456789 \"e1\"")
+        XCTAssertNil(r[1].keptModified)
+        let a = WebDAVListing.item(from: r[0], identifier: ItemIdentifier("/f/a"))
+        XCTAssertEqual(a.modifiedTime, Timestamp(seconds: 1_609_459_200, nanoseconds: 123_456_789))
+        // Bound to the version it was set on: new content brings the server's time back.
+        var changed = r[0]
+        changed.etag = "\"e9\""
+        changed.lastModified = "Sun, 06 Nov 1994 08:49:37 GMT"
+        XCTAssertEqual(WebDAVListing.item(from: changed, identifier: ItemIdentifier("/f/a")).modifiedTime?.seconds, 784_111_777)
+        XCTAssertNil(WebDAVModifiedTime(property: "garbage"))
+        XCTAssertNil(WebDAVModifiedTime(property: "12.5 \"e1\""), "nine digits of nanoseconds, as favfs writes them")
+        XCTAssertEqual(WebDAVModifiedTime(property: WebDAVModifiedTime(time: Timestamp(seconds: -5, nanoseconds: 7), version: "\"v\"").propertyValue)?.time,
+                       Timestamp(seconds: -5, nanoseconds: 7))
+    }
+
     func testQuotaPropertiesAndResponseLevelStatus() throws {
         let xml = """
         <D:multistatus xmlns:D="DAV:">

@@ -93,8 +93,26 @@ final class WebDAVWritingTests: XCTestCase {
         XCTAssertFalse(caps.contains(.symlinks))
     }
 
-    func testSetModifiedAndSymlinksAreNotSupported() async throws {
-        await expectError(.notSupported) { _ = try await self.provider.setModified(ItemIdentifier("/old.txt"), to: 0) }
+    /// Apache keeps a time favfs sets as a dead property: it comes back with the listing, with
+    /// nanoseconds, while the file stays that version; new content brings the server's time back.
+    func testSetModifiedIsKeptWhileTheContentStays() async throws {
+        let id = ItemIdentifier("/old.txt")
+        let when = Timestamp(seconds: 1_500_000_000, nanoseconds: 123_456_789)
+        let set = try await provider.setModified(id, to: when)
+        XCTAssertEqual(set.modifiedTime, when)
+        let listed = try await provider.enumerateItems(in: .rootContainer, page: nil).items.first { $0.identifier == id }
+        XCTAssertEqual(listed?.modifiedTime, when)
+        XCTAssertEqual(listed?.version, set.version, "a PROPPATCH is not a new version")
+        let folder = try await provider.setModified(ItemIdentifier("/dir"), to: when)
+        XCTAssertEqual(folder.modifiedTime, when, "folders keep times too")
+        // Another client rewrites the file: the kept time no longer applies.
+        try Data("new content from elsewhere\n".utf8).write(to: server.documentRoot.appendingPathComponent("old.txt"))
+        let after = try await provider.item(for: id)
+        XCTAssertNotEqual(after.modifiedTime, when)
+        XCTAssertGreaterThan(after.modifiedTime?.seconds ?? 0, when.seconds)
+    }
+
+    func testSymlinksAreNotSupported() async throws {
         await expectError(.notSupported) { _ = try await self.provider.createSymlink(ItemIdentifier("/l"), target: "old.txt") }
     }
 

@@ -7,6 +7,7 @@ promises with `--favfs-args=--fsync=remote` in a second run.
 """
 import os
 import pwd
+import random
 import time
 
 from . import proc
@@ -15,6 +16,7 @@ from .writes import UPLOADS, _uploads_dir
 
 SQL_ROWS, SQL_TRANSACTIONS = 10_000, 100
 EDIT_SIZE = 100_000
+RSYNC_FILES = 300
 
 
 def _sqlite_script():
@@ -90,5 +92,57 @@ def editor_save():
                 "vim -es: open a 100 KB file, add a line, :wq (writes and fsyncs); the program's own time")
 
 
+def _rsync_source(root):
+    """A source tree of RSYNC_FILES small files (100 B to 60 KB) in nested folders, with past
+    times, made once per run."""
+    if os.path.isdir(root):
+        return root
+    rng = random.Random(7)
+    for i in range(RSYNC_FILES):
+        folder = os.path.join(root, f"d{i % 6}", f"e{i % 4}")
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, f"f{i}.bin")
+        with open(path, "wb") as f:
+            f.write(rng.randbytes(rng.randint(100, 60_000)))
+        t = 1_600_000_000 + i * 3600 + 0.123456789
+        os.utime(path, (t, t))
+    return root
+
+
+def _rsync(source, dest, timeout):
+    """Seconds of `rsync -ai` and the number of files it sent."""
+    t0 = time.perf_counter()
+    out = proc.run(["rsync", "-ai", source + "/", dest + "/"], timeout=timeout).stdout
+    return time.perf_counter() - t0, sum(1 for line in out.splitlines() if line.startswith(">f"))
+
+
+def rsync_again():
+    """`rsync -a` of a 300-file tree into the mount, unmount, mount again, the same `rsync -a`:
+    the second run's time (it should find every time it set and send nothing)."""
+    def measure(ctx, tool):
+        source = _rsync_source(os.path.join(ctx.workdir, "rsync-source"))
+        dest_dir = _uploads_dir(ctx)
+        try:
+            if tool == "disk":
+                _rsync(source, dest_dir, ctx.timeout)
+                took, sent = _rsync(source, dest_dir, ctx.timeout)
+            else:
+                cache = ctx._fresh_cache(tool)
+                try:
+                    with ctx.mounted(tool, cache_dir=cache, keep_cache=True) as m:
+                        _rsync(source, m.path(UPLOADS), ctx.timeout)
+                    with ctx.mounted(tool, cache_dir=cache, keep_cache=True) as m:
+                        took, sent = _rsync(source, m.path(UPLOADS), ctx.timeout)
+                finally:
+                    proc.discard(cache)
+            if sent:
+                print(f"  rsync_again: {tool} sent {sent} of {RSYNC_FILES} files again after the remount")
+            return took
+        finally:
+            proc.discard(dest_dir)
+    return Case("rsync_again", "s", False, ["favfs", "rclone", "disk"], measure,
+                f"rsync -a of {RSYNC_FILES} files, remount, the same rsync -a again: the second run's time")
+
+
 def program_cases(ds):
-    return [sqlite_transactions(), editor_save()]
+    return [sqlite_transactions(), editor_save(), rsync_again()]

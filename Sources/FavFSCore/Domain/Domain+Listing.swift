@@ -55,16 +55,7 @@ extension Domain {
 
     /// `item` with the modification time set here, if one was and the remote's version is still
     /// the one it was set on (else that time is forgotten). Called with `lock` held.
-    func withKeptModifiedTime(_ item: Item) -> Item {
-        guard let kept = keptModifiedTimes[item.identifier] else { return item }
-        guard kept.version == item.version else {
-            keptModifiedTimes[item.identifier] = nil
-            return item
-        }
-        var item = item
-        item.modifiedTime = kept.time
-        return item
-    }
+    func withKeptModifiedTime(_ item: Item) -> Item { keptModifiedTimes.apply(item) }
 
     /// Saves a listing's placeholders in the background. The folder's changes stay tracked
     /// until then: whatever was created, removed or renamed here after the merge is written

@@ -174,9 +174,9 @@ extension Domain {
             return dirty.confirmed(id)
         }
         if let state {
-            if let m = state.pendingModified, let w = try? writer(id) {
-                if let updated = try? await w.setModified(id, to: m) { setPlaceholder(updated) }
-            }
+            // A time set while the upload ran (`cp -p`, rsync): at the remote, or kept here
+            // where the remote keeps none.
+            if let m = state.pendingModified { _ = try? await setModified(id, m) }
             for waiter in state.waiters { waiter.resume() }
             log.info("uploaded \(id) (\(item.size) bytes, version \(item.version ?? "-"))")
             return true

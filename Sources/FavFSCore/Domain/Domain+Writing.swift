@@ -316,7 +316,13 @@ extension Domain {
         catch let e as ProviderError where e.kind == .notSupported {
             // Kept here while the remote's version stays: a listing must not turn it back (rsync
             // would copy everything again).
-            if let version = item.version { lock.withLock { keptModifiedTimes[id] = (version, time) } }
+            if let version = item.version {
+                if lock.withLock({ keptModifiedTimes.keep(id, version: version, time: time) }) {
+                    log.notice("\(provider.remoteDescription) does not keep modification times set here (\(e.detail)): favfs keeps them in its cache dir and shows them while a file stays unchanged at the server; another computer, or a new cache dir, sees the server's times (rsync --size-only or --checksum then avoid sending such files again)")
+                }
+                do { try store.keepTime(.init(id: id, version: version, time: time)) }
+                catch { log.warning("cannot record the time set on \(id) in the cache dir: \(error); it shows until unmount") }
+            }
         }
         setPlaceholder(item)
         return item
@@ -510,6 +516,7 @@ extension Domain {
             dropLoaded(below: source)
             dropLoaded(below: destination)
             folders[parent]?[name] = nil
+            keptModifiedTimes.renamed(source, to: destination)
             // The replaced file's changes went with it (store.move dropped its journal row): its
             // dirty state must not stay behind for the moved file to take as its own (an upload
             // that kept failing left it, and the moved file read and uploaded that content).
@@ -521,7 +528,7 @@ extension Domain {
         // An fsync of the replaced file waited for content that no longer exists anywhere.
         for w in replacedWaiters { w.resume() }
         for id in reupload { scheduleUpload(id) }
-        setPlaceholder(moved)
+        setPlaceholder(lock.withLock { withKeptModifiedTime(moved) })
         folderChanged(parent)
         if newParent != parent { folderChanged(newParent) }
         return (source, destination)

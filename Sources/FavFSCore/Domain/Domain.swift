@@ -29,9 +29,8 @@ public final class Domain: @unchecked Sendable {
     let tasks = OwnedTasks()
     /// Items changed here and not yet confirmed by the remote (write-back's decisions).
     var dirty = DirtySet()
-    /// Modification times set here on a remote that does not keep them (S3, `cp -p`, `rsync -t`),
-    /// with the remote version they were set on: a listing shows them while that version stays.
-    var keptModifiedTimes: [ItemIdentifier: (version: String, time: Timestamp)] = [:]
+    /// Modification times set here on a remote that does not keep them.
+    var keptModifiedTimes = KeptModifiedTimes()
     /// Serialises "write a placeholder to the store and to memory" against "persist what
     /// memory says": without it a close persisting the memory's item could land after a newer
     /// item was stored but before memory had it, and the store kept the older one.
@@ -64,6 +63,7 @@ public final class Domain: @unchecked Sendable {
         maxFileSize = (provider as? any WritableProvider)?.maxFileSize
         streamer = (provider as? any StreamingUploadProvider).map { ($0, $0.streamingThreshold) }
         rootItem = (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder)
+        keptModifiedTimes = KeptModifiedTimes((try? store.keptTimes()) ?? [])
         let pins = PinSet((try? store.pins()) ?? [])
         self.pins = pins
         content.setPinnedCheck { pins.covers($0) }

@@ -123,6 +123,18 @@ public final class PlaceholderStore: Sendable {
             // again until the item changes, also after a remount.
             try db.execute(sql: "ALTER TABLE journal ADD COLUMN refused TEXT")
         }
+        m.registerMigration("v6-kept-times") { db in
+            // Modification times set here on a remote that keeps none, with the remote version
+            // each was set on (PlaceholderStore+KeptTimes.swift).
+            try db.execute(sql: """
+                CREATE TABLE keptTime (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    version TEXT NOT NULL,
+                    seconds INTEGER NOT NULL,
+                    nanoseconds INTEGER NOT NULL
+                );
+                """)
+        }
         return m
     }
 
@@ -231,8 +243,10 @@ public final class PlaceholderStore: Sendable {
     private static func removeSubtree(_ id: ItemIdentifier, _ db: Database) throws {
         // substr, not LIKE: names may contain % and _.
         let prefix = id.isRoot ? "/" : id.rawValue + "/"
-        try db.execute(sql: "DELETE FROM item WHERE id = ? OR substr(id, 1, ?) = ?",
-                       arguments: [id.rawValue, prefix.utf8.count, prefix])
+        for table in ["item", "keptTime"] {
+            try db.execute(sql: "DELETE FROM \(table) WHERE id = ? OR substr(id, 1, ?) = ?",
+                           arguments: [id.rawValue, prefix.utf8.count, prefix])
+        }
     }
 
     // MARK: content index
@@ -403,7 +417,7 @@ public final class PlaceholderStore: Sendable {
             let prefix = from + "/"
             let n = from.utf8.count
             // Rewrite ids (and parents) at and below the source; substr, not LIKE.
-            for table in ["item", "content", "journal"] {
+            for table in ["item", "content", "journal", "keptTime"] {
                 try db.execute(sql: """
                     UPDATE \(table) SET id = ? || substr(id, ? + 1) WHERE id = ? OR substr(id, 1, ?) = ?
                     """, arguments: [to, n, from, n + 1, prefix])

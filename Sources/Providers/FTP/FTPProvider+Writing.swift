@@ -213,7 +213,15 @@ extension FTPProvider: WritableProvider {
                                 detail: "this FTP server cannot set modification times (no MFMT in FEAT)")
         }
         let serverPath = paths.serverPath(id)
-        let lines = try await commands(["MFMT \(FTPTime.stamp(seconds)) \(serverPath)"] + (try await mlst(serverPath)), command: "MFMT", path: id.rawValue)
+        let lines: [String]
+        do {
+            lines = try await commands(["MFMT \(FTPTime.stamp(seconds)) \(serverPath)"] + (try await mlst(serverPath)), command: "MFMT", path: id.rawValue)
+        } catch let e as ProviderError where e.kind == .notFound {
+            // pyftpdlib answers 550 to MFMT of a folder: it sets the times of files only.
+            guard let there = try? await item(for: id) else { throw e }
+            throw ProviderError(.notSupported, remote: remoteDescription, path: id.rawValue,
+                                detail: "this FTP server cannot set the modification time of a \(there.kind == .folder ? "folder" : "such item") (MFMT: \(e.detail))")
+        }
         if let item = try await itemFromReplies(id, lines: lines) { return item }
         return try await item(for: id)
     }

@@ -9,6 +9,9 @@ struct DAVResource: Sendable, Equatable {
     var etag: String?
     var quotaAvailableBytes: Int64?
     var quotaUsedBytes: Int64?
+    /// favfs's own dead property: a modification time set through a mount, with the version
+    /// it was set on (`WebDAVModifiedTime`).
+    var keptModified: String?
     /// A response-level `<D:status>` (a response without propstat, e.g. 404 for a member).
     var status: Int?
 }

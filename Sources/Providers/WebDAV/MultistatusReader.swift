@@ -14,6 +14,8 @@ final class MultistatusReader {
     private enum Name {
         case multistatus, response, href, status, propstat, prop, resourcetype, collection
         case getcontentlength, getlastmodified, getetag, quotaAvailableBytes, quotaUsedBytes
+        /// `WebDAVModifiedTime.property` in `WebDAVModifiedTime.namespace`.
+        case keptModified
         /// Another DAV: element.
         case otherDAV
         /// An element of another namespace (ignored, with everything in it).
@@ -35,6 +37,7 @@ final class MultistatusReader {
         var etag: String?
         var quotaAvailable: String?
         var quotaUsed: String?
+        var keptModified: String?
     }
 
     private let each: (DAVResource) -> Void
@@ -122,7 +125,11 @@ final class MultistatusReader {
         guard let uri else { return .foreign }
         return localname.withMemoryRebound(to: CChar.self, capacity: 1) { local in
             uri.withMemoryRebound(to: CChar.self, capacity: 1) { uri in
-                guard strcmp(uri, "DAV:") == 0 else { return .foreign }
+                guard strcmp(uri, "DAV:") == 0 else {
+                    let ours = UnsafeRawPointer(WebDAVModifiedTime.namespace.utf8Start).assumingMemoryBound(to: CChar.self)
+                    let name = UnsafeRawPointer(WebDAVModifiedTime.property.utf8Start).assumingMemoryBound(to: CChar.self)
+                    return strcmp(uri, ours) == 0 && strcmp(local, name) == 0 ? .keptModified : .foreign
+                }
                 for (text, name) in names {
                     let known = UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
                     if strcmp(local, known) == 0 { return name }
@@ -170,6 +177,7 @@ final class MultistatusReader {
         case .getetag where inProp: pending.etag = value()
         case .quotaAvailableBytes where inProp: pending.quotaAvailable = value()
         case .quotaUsedBytes where inProp: pending.quotaUsed = value()
+        case .keptModified where inProp: pending.keptModified = value()
         case .propstat where parent == .response:
             applyPropstat()
         case .response where parent == .multistatus:
@@ -196,9 +204,10 @@ final class MultistatusReader {
         if pending.collection { current!.isCollection = true }
         if let v = pending.contentLength { current!.contentLength = Int64(v) }
         if let v = pending.lastModified, !v.isEmpty { current!.lastModified = v }
-        if let v = pending.etag, !v.isEmpty { current!.etag = v }
+        if let v = pending.etag, !v.isEmpty { current!.etag = WebDAVETag.quoted(v) }
         if let v = pending.quotaAvailable { current!.quotaAvailableBytes = Int64(v) }
         if let v = pending.quotaUsed { current!.quotaUsedBytes = Int64(v) }
+        if let v = pending.keptModified, !v.isEmpty { current!.keptModified = v }
     }
 
     private func fail(_ what: String) {

@@ -25,6 +25,13 @@ enum WebDAVETag {
         "favfs-meta:size=\(size);mtime=\(modified.map { String(Int64($0.rounded(.down))) } ?? "none")"
     }
 
+    /// `tag` as an entity-tag, quotes included. WsgiDAV lists `getetag` without the quotes
+    /// its `ETag` header has: the same file then had two versions, and every file uploaded
+    /// here (its version read from a HEAD) looked changed at the next listing.
+    static func quoted(_ tag: String) -> String {
+        tag.hasPrefix("\"") || tag.hasPrefix("W/\"") ? tag : "\"" + tag + "\""
+    }
+
     /// Whether `tag` is a `synthetic` version, not the server's.
     static func isSynthetic(_ tag: String) -> Bool { tag.hasPrefix("favfs-meta:") }
 }

@@ -63,7 +63,12 @@ enum WebDAVListing {
         let size = resource.isCollection ? 0 : max(0, resource.contentLength ?? 0)
         let modified = resource.lastModified.flatMap(HTTPDate.parse)
         let version = resource.etag ?? (resource.isCollection ? nil : WebDAVETag.synthetic(size: size, modified: modified))
-        return Item(identifier: identifier, kind: resource.isCollection ? .folder : .file, size: size,
-                    modified: modified, version: version)
+        var item = Item(identifier: identifier, kind: resource.isCollection ? .folder : .file, size: size,
+                        modified: modified, version: version)
+        // A time set through a mount holds while the content is the version it was set on.
+        if let kept = resource.keptModified.flatMap(WebDAVModifiedTime.init(property:)), kept.version == version ?? "" {
+            item.modifiedTime = kept.time
+        }
+        return item
     }
 }

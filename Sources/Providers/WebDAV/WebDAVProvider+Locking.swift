@@ -108,5 +108,7 @@ final class OnceFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var isSet = false
     var value: Bool { lock.withLock { isSet } }
-    func set() { lock.withLock { isSet = true } }
+    /// True when this call set it (the first to).
+    @discardableResult
+    func set() -> Bool { lock.withLock { defer { isSet = true }; return !isSet } }
 }

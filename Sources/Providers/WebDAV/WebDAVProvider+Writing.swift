@@ -215,7 +215,8 @@ extension WebDAVProvider: WritableProvider {
         }
         var moved = item
         moved.identifier = destination
-        return await itemAfterChange(destination, isFolder: item.isFolder, fallback: moved, method: "MOVE")
+        // A PROPFIND, not a HEAD: a time kept as a dead property moved with the file.
+        return await itemAfterChange(destination, isFolder: item.isFolder, fallback: moved, method: "MOVE", deadProperties: true)
     }
 
     // MARK: helpers
@@ -223,10 +224,12 @@ extension WebDAVProvider: WritableProvider {
     /// The item as the server has it after a change that succeeded (PROPFIND Depth 0). The change
     /// is done, so a failing PROPFIND must not report it as failed: the caller gets what is known
     /// (`fallback`) and the next listing refreshes it.
-    func itemAfterChange(_ id: ItemIdentifier, isFolder: Bool, fallback: Item, method: String) async -> Item {
+    func itemAfterChange(_ id: ItemIdentifier, isFolder: Bool, fallback: Item, method: String,
+                         deadProperties: Bool = false) async -> Item {
         // A HEAD's ETag is the version only where listings carry ETags too (nginx: its GET has
         // one, its PROPFIND none); until a listing said which, the PROPFIND.
-        if !isFolder, listingsHaveETags.value || listingsLackETags.value, let item = await headItem(id) { return item }
+        if !isFolder, !deadProperties || timesNotKept.value, listingsHaveETags.value || listingsLackETags.value,
+           let item = await headItem(id) { return item }
         do {
             return try await single(id, isFolder: isFolder)
         } catch {

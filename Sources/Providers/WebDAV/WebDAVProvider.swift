@@ -41,9 +41,14 @@ public final class WebDAVProvider: Provider {
     let listingsLackETags = OnceFlag()
     /// Set when a listing showed a file with `getetag`: a HEAD's ETag is then the version.
     let listingsHaveETags = OnceFlag()
+    /// Set when the server would not keep a modification time as a dead property
+    /// (WebDAVProvider+Times.swift): no PROPPATCH is sent again.
+    let timesNotKept = OnceFlag()
 
     /// The properties a listing needs, and nothing more (each costs the server a lookup).
-    static let itemProperties = ["resourcetype", "getcontentlength", "getlastmodified", "getetag"]
+    /// `F:` names are in favfs's namespace (`WebDAVModifiedTime`), the others in `DAV:`.
+    static let itemProperties = ["resourcetype", "getcontentlength", "getlastmodified", "getetag",
+                                 "F:\(WebDAVModifiedTime.property)"]
     static let quotaProperties = ["quota-available-bytes", "quota-used-bytes"]
 
     /// A provider for one remote; `transport` may be shared with other providers.
@@ -206,8 +211,9 @@ public final class WebDAVProvider: Provider {
     /// seconds).
     private func propfind<T: Sendable>(_ identifier: ItemIdentifier, isFolder: Bool, depth: String, properties: [String],
                                        consume: @escaping @Sendable (_ resources: ((DAVResource) -> Void) throws -> Void) throws -> T) async throws -> T {
-        let body = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n"
-            + #"<D:propfind xmlns:D="DAV:"><D:prop>"# + properties.map { "<D:\($0)/>" }.joined() + "</D:prop></D:propfind>\n"
+        let names: String = properties.map { $0.hasPrefix("F:") ? "<\($0)/>" : "<D:\($0)/>" }.joined()
+        let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:propfind xmlns:D=\"DAV:\" xmlns:F=\"\(WebDAVModifiedTime.namespace)\">"
+            + "<D:prop>\(names)</D:prop></D:propfind>\n"
         let request = CurlRequest(method: "PROPFIND", url: paths.url(for: identifier, isFolder: isFolder),
                                   headers: [CurlHeader("Depth", depth), CurlHeader("Content-Type", "application/xml; charset=utf-8")],
                                   body: Data(body.utf8), credentials: configuration.credentials)

@@ -18,6 +18,8 @@ public final class ApacheConformanceServer: FolderServedConformanceServer, @unch
         if case .autoindex = mode {
             t.writable = false
             t.detectsConflicts = false
+        } else {
+            t.keepsModified = true  // a dead property (PROPPATCH), which mod_dav_fs stores
         }
         return t
     }

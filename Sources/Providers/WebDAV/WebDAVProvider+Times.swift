@@ -1,0 +1,71 @@
+import Curl
+import FavFSCore
+import Foundation
+
+/// Modification times set through the mount, kept at the server as a dead property
+/// (`WebDAVModifiedTime`) so that `rsync -a` run again, or after a remount, finds the times it
+/// set and sends nothing. Servers without dead properties (nginx's dav module, WsgiDAV without a
+/// property manager) refuse the PROPPATCH: the core then keeps the time for as long as it runs
+/// and the file stays that version (the log says so, once).
+extension WebDAVProvider {
+    public func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item {
+        guard !timesNotKept.value else { throw timesNotKeptError(id, "it refused to store them before") }
+        // The version the time is bound to: the file as the server has it now.
+        var current = try await item(for: id)
+        for _ in 0..<2 {
+            let kept = WebDAVModifiedTime(time: time, version: current.version ?? "")
+            try await proppatch(id, isFolder: current.kind == .folder, value: kept.propertyValue)
+            let after = try await single(id, isFolder: current.kind == .folder)
+            if after.modifiedTime == time { return after }
+            // A server whose ETag changes with a PROPPATCH (properties kept in the file's own
+            // metadata): once more, bound to the version it has now.
+            guard after.version != current.version else { break }
+            current = after
+        }
+        throw timesNotKeptError(id, "a time it was given did not come back in its listing")
+    }
+
+    private func proppatch(_ id: ItemIdentifier, isFolder: Bool, value: String) async throws {
+        let body = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n"
+            + #"<D:propertyupdate xmlns:D="DAV:" xmlns:F=""# + "\(WebDAVModifiedTime.namespace)" + #""><D:set><D:prop>"#
+            + "<F:\(WebDAVModifiedTime.property)>\(Self.xmlEscaped(value))</F:\(WebDAVModifiedTime.property)>"
+            + "</D:prop></D:set></D:propertyupdate>\n"
+        let request = CurlRequest(method: "PROPPATCH", url: paths.url(for: id, isFolder: isFolder),
+                                  headers: [CurlHeader("Content-Type", "application/xml; charset=utf-8")],
+                                  body: Data(body.utf8), credentials: configuration.credentials)
+        let response: CurlResponse
+        do {
+            response = try await transport.perform(request)
+        } catch {
+            throw errors.transport(error, method: "PROPPATCH", path: id.rawValue)
+        }
+        switch response.status {
+        case 200..<300:
+            return  // a 207's propstat may still say no: the listing read back decides
+        case 403, 405, 409, 422, 501:
+            throw timesNotKeptError(id, "PROPPATCH: \(response.status) \(WebDAVErrors.reason(response.status))")
+        default:
+            throw errors.status(response.status, method: "PROPPATCH", path: id.rawValue, body: response.body)
+        }
+    }
+
+    /// Remembers that the server keeps no times (the core says so in the log, once) and says so.
+    private func timesNotKeptError(_ id: ItemIdentifier, _ why: String) -> ProviderError {
+        timesNotKept.set()
+        return ProviderError(.notSupported, remote: remoteDescription, path: id.rawValue,
+                             detail: "this WebDAV server does not keep modification times set here (\(why))")
+    }
+
+    static func xmlEscaped(_ s: String) -> String {
+        var out = ""
+        for c in s {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}
