@@ -89,8 +89,12 @@ final class CurlLoop: @unchecked Sendable {
             collectFinished()
 
             var fds: Int32 = 0
-            // Woken early by curl_multi_wakeup when a command arrives.
-            _ = curl_multi_poll(multi, nil, 0, 1000, &fds)
+            // Woken early by curl_multi_wakeup when a command arrives. libcurl 7.88 sets no timer
+            // after an FTP server's EPSV/PASV reply on a reused connection: the data connection
+            // is opened only at the next curl_multi_perform, a whole wait later (every file
+            // after the first took 1 s more, `curl` itself too). While an FTP transfer runs,
+            // the wait is short.
+            _ = curl_multi_poll(multi, nil, 0, active.values.contains { $0.isFTP } ? 5 : 1000, &fds)
         }
         // Nobody awaits anything once the transport is gone, but resume defensively.
         let late = lock.withLock { () -> [Command] in

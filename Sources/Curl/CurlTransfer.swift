@@ -73,6 +73,7 @@ final class CurlTransfer: @unchecked Sendable {
     init(request: CurlRequest, sink: Sink, options: TransportOptions, upload: UploadSource? = nil) {
         countBytes = CurlByteCounting.current()
         self.request = request
+        isFTP = request.url.lowercased().hasPrefix("ftp")
         self.sink = sink
         self.upload = upload
         self.options = options
@@ -105,6 +106,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The URL for messages: the userinfo part (`user:pass@`) removed.
     var safeURL: String { Self.stripCredentials(request.url) }
+    /// An FTP or FTPS transfer (see the loop's wait in CurlLoop.run).
+    let isFTP: Bool
 
     static func stripCredentials(_ url: String) -> String {
         guard let scheme = url.range(of: "://") else { return url }
