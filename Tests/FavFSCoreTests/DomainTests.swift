@@ -63,6 +63,28 @@ final class DomainTests: XCTestCase {
         XCTAssertEqual(d2.cachedItem(ItemIdentifier("/x/y/z.txt"))?.kind, .file)
     }
 
+    /// FTP: a read that stops before the end costs the connection. A small file is read to
+    /// its end in one request; a big one still only where it is read.
+    func testWherePartialReadsCostAConnectionSmallFilesAreReadToTheEndInOneRequest() async throws {
+        let f = try LocalFixture()
+        f.provider.extraCapabilities = [.partialReadsCostAConnection]
+        let small = randomData(3 << 20, seed: 3), big = randomData(20 << 20, seed: 4)
+        try f.write("small.bin", small)
+        try f.write("big.bin", big)
+        let d = try f.makeDomain()
+        _ = try await d.children(of: .rootContainer)
+        let (h, _) = try d.openFile(ItemIdentifier("/small.bin"))
+        let r = try await d.read(handle: h, offset: 0, size: 4096)
+        XCTAssertEqual(bytes(r), small.prefix(4096))
+        XCTAssertEqual(f.provider.reads.map(\.1), [0..<Int64(small.count)], "one request, to the end")
+        d.closeFile(h)
+        let (hb, _) = try d.openFile(ItemIdentifier("/big.bin"))
+        _ = try await d.read(handle: hb, offset: 0, size: 4096)
+        let fetched = f.provider.reads.filter { $0.0 == "/big.bin" }.reduce(Int64(0)) { $0 + Int64($1.1.count) }
+        XCTAssertLessThanOrEqual(fetched, 2 << 20, "a 4 KiB read of a 20 MiB file fetched \(fetched) bytes")
+        d.closeFile(hb)
+    }
+
     func testAPartialReadFetchesOnlyItsChunks() async throws {
         let f = try LocalFixture()
         let data = randomData(8 << 20)

@@ -56,7 +56,9 @@ final class RecordingProvider: Provider, @unchecked Sendable {
 
     init(_ inner: any Provider) { self.inner = inner }
     var remoteDescription: String { inner.remoteDescription }
-    var capabilities: ProviderCapabilities { inner.capabilities }
+    /// Capabilities claimed beyond the real provider's (to test the core's answer to them).
+    var extraCapabilities: ProviderCapabilities = []
+    var capabilities: ProviderCapabilities { inner.capabilities.union(extraCapabilities) }
     var reads: [(String, Range<Int64>)] { lock.withLock { _reads } }
     var enumerations: Int { lock.withLock { _enumerated.count } }
     func enumerations(of folder: ItemIdentifier) -> Int { lock.withLock { _enumerated.filter { $0 == folder }.count } }

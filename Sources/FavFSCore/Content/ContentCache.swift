@@ -33,6 +33,9 @@ public final class ContentCache: @unchecked Sendable {
     private let closing = Atomic<Bool>(false)
     private var lastEviction: Double = 0
     static let evictionInterval: Double = 0.5
+    /// On a remote whose partial reads cost a connection, a read this close to the end of the
+    /// file reads to the end (a `head` of a bigger file still reads only what it asked for).
+    static let readToTheEndBelow: Int64 = 8 << 20
     /// Whether an item is pinned (the domain's pins; a folder's pin covers what is below it).
     private var pinnedCheck: (@Sendable (ItemIdentifier) -> Bool)?
 
@@ -209,8 +212,11 @@ public final class ContentCache: @unchecked Sendable {
 
     /// Starts downloads for the missing chunks of `r` not already in flight; returns every task
     /// covering `r`. Call with `e.lock` held.
-    private func schedule(_ e: ContentEntry, item: Item, _ r: Range<Int64>, provider: any Provider) -> [Task<Void, Error>] {
-        guard !r.isEmpty else { return [] }
+    private func schedule(_ e: ContentEntry, item: Item, _ wanted: Range<Int64>, provider: any Provider) -> [Task<Void, Error>] {
+        guard !wanted.isEmpty else { return [] }
+        // Where stopping early costs a connection, the rest of a small file comes in one read.
+        let toTheEnd = provider.capabilities.contains(.partialReadsCostAConnection) && e.size - wanted.lowerBound <= Self.readToTheEndBelow
+        let r = toTheEnd ? wanted.lowerBound..<e.size : wanted
         var tasks: [Task<Void, Error>] = []
         var run: [Int64] = []
         func flush() {
@@ -233,7 +239,7 @@ public final class ContentCache: @unchecked Sendable {
             if e.ranges.contains(cr) { flush(); continue }
             if let t = e.inflight[c] { flush(); tasks.append(t); continue }
             run.append(c)
-            if Int64(run.count) * chunkSize >= maxRequestSize { flush() }
+            if !toTheEnd && Int64(run.count) * chunkSize >= maxRequestSize { flush() }
         }
         flush()
         return tasks

@@ -16,6 +16,10 @@ public struct ProviderCapabilities: OptionSet, Sendable {
     public static let thumbnails = ProviderCapabilities(rawValue: 1 << 8)
     /// The remote copies a file by itself (`ServerSideCopyProvider`): `cp` in the mount sends no bytes.
     public static let serverSideCopy = ProviderCapabilities(rawValue: 1 << 9)
+    /// A read that stops before the end of the file costs the connection (FTP: libcurl aborts
+    /// the transfer and closes it; the next read logs in again): the content cache reads a
+    /// file of a few MiB to its end in one request (`ContentCache.readToTheEndBelow`).
+    public static let partialReadsCostAConnection = ProviderCapabilities(rawValue: 1 << 10)
 }
 
 /// An opaque continuation token for listing a folder in pages (e.g. S3's ContinuationToken).

@@ -4,7 +4,7 @@ extension ProviderCapabilities {
     public static let named: [(capability: ProviderCapabilities, name: String)] = [
         (.write, "write"), (.rename, "rename"), (.delete, "delete"), (.createFolder, "create-folder"),
         (.symlinks, "symlinks"), (.quota, "quota"), (.rangedReads, "ranged-reads"), (.versions, "versions"),
-        (.serverSideCopy, "server-side-copy"),
+        (.serverSideCopy, "server-side-copy"), (.partialReadsCostAConnection, "partial-reads-cost-a-connection"),
     ]
 
     /// The names of the capabilities in this set, e.g. `["write", "rename", "ranged-reads"]`.

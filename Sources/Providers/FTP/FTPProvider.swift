@@ -29,7 +29,7 @@ public final class FTPProvider: Provider {
     }
 
     public let remoteDescription: String
-    public var capabilities: ProviderCapabilities { [.write, .rename, .delete, .createFolder, .rangedReads] }
+    public var capabilities: ProviderCapabilities { [.write, .rename, .delete, .createFolder, .rangedReads, .partialReadsCostAConnection] }
 
     // Internal: the write side (FTPProvider+Writing.swift) uses them too.
     let configuration: Configuration
