@@ -28,7 +28,7 @@ let package = Package(
         // JPEG previews to PNG thumbnails (libjpeg-turbo, libpng).
         .systemLibrary(name: "CImage", path: "Sources/CImage", pkgConfig: "libpng",
                        providers: [.apt(["libjpeg62-turbo-dev", "libpng-dev"])]),
-        // Linux calls behind _GNU_SOURCE (fallocate's hole punching).
+        // Linux calls behind _GNU_SOURCE (fallocate's hole punching, renameat2).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // Transport: async libcurl, one multi handle on one thread.
@@ -43,7 +43,7 @@ let package = Package(
         ], swiftSettings: strict),
 
         // One folder per protocol.
-        .target(name: "Providers", dependencies: ["FavFSCore", "Curl", "CLibXML2",
+        .target(name: "Providers", dependencies: ["FavFSCore", "Curl", "CLibXML2", "CLinux",
                                                   .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
 

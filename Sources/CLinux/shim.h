@@ -5,7 +5,14 @@
 #define _GNU_SOURCE
 #endif
 #include <fcntl.h>
+#include <stdio.h>
 #include <linux/falloc.h>
+
+/// rename(2) that fails with EEXIST instead of replacing what is at `newpath` (files and
+/// folders alike, atomically). 0, or -1 with errno set.
+static inline int favfs_rename_noreplace(const char *oldpath, const char *newpath) {
+    return renameat2(AT_FDCWD, oldpath, AT_FDCWD, newpath, RENAME_NOREPLACE);
+}
 
 /// Frees the disk blocks of `len` bytes at `offset` of a (sparse) file; its size stays and the
 /// range reads as zeros. 0, or -1 with errno set.

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import FavFSCore
 
@@ -64,9 +65,11 @@ extension LocalProvider: WritableProvider {
         }
         var st = stat()
         guard lstat(aside, &st) == 0, Self.version(st) == base else {
-            // Another edit: put it back (link fails if the name was taken again; then keep it visible).
-            if link(aside, target) == 0 || Glibc.rename(aside, target + " (displaced \(UUID().uuidString.prefix(6).lowercased()))") == 0 {
-                unlink(aside)
+            // Another client's edit — or its folder, made at the name after the file was
+            // deleted: put it back as it was, never replacing what took the name meanwhile
+            // (then it stays visible beside it).
+            if favfs_rename_noreplace(aside, target) != 0 {
+                _ = favfs_rename_noreplace(aside, target + " (displaced \(UUID().uuidString.prefix(6).lowercased()))")
             }
             throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue, detail: "changed since it was read")
         }
