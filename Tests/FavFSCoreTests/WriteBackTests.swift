@@ -98,6 +98,33 @@ final class WriteBackTests: XCTestCase {
         XCTAssertEqual(try d2.store.journalEntries(), [])
     }
 
+    /// Another client deletes a folder holding a file being written here: the folder and the
+    /// file stay in view (listings of its parent and of the folder itself), and the upload
+    /// at close makes the folder again.
+    func testAFolderGoneAtTheRemoteStaysWhileItHoldsChanges() async throws {
+        let f = try LocalFixture()
+        try FileManager.default.createDirectory(at: f.served.appendingPathComponent("e"), withIntermediateDirectories: true)
+        let d = try f.makeDomain(dirCacheTime: 0)
+        _ = try await d.connect()
+        _ = try await d.children(of: .rootContainer)
+        let (_, h) = try await d.create(ItemIdentifier("/e"), "d.txt", exclusive: true)
+        try write(d, h, 0, Data("mine".utf8))
+        try FileManager.default.removeItem(at: f.served.appendingPathComponent("e"))
+        // Listings (stale at once: dirCacheTime 0) of the root and of the folder.
+        for _ in 0..<3 {
+            _ = try? await d.children(of: .rootContainer)
+            _ = try? await d.children(of: ItemIdentifier("/e"))
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        let root = try await d.children(of: .rootContainer).map(\.name)
+        let inside = try await d.children(of: ItemIdentifier("/e")).map(\.name)
+        XCTAssertEqual(root, ["e"])
+        XCTAssertEqual(inside, ["d.txt"])
+        d.closeFile(h)
+        try await d.waitForUpload(ItemIdentifier("/e/d.txt"))
+        XCTAssertEqual(served(f, "e/d.txt"), Data("mine".utf8))
+    }
+
     func testRenameUploadsPendingChangesFirstThenMoves() async throws {
         let f = try LocalFixture()
         let d = try f.makeDomain()

@@ -85,6 +85,12 @@ enum KnownIssues {
     /// and the file is not listed. The model keeps the dirty file and its folders in the view
     /// (docs/behaviour.md: "uploads the file where you put it"). Excluded: such remote deletes and
     /// renames are skipped while a file under the folder is dirty.
+    /// Partly fixed: a listing keeps a folder gone at the remote while it holds changes not
+    /// uploaded (`DirtySet.folderNames(holdingChangesIn:)`), and `folderGone` leaves such a
+    /// folder be, so the repro passes. With the exclusion off, 150 seeds found what is left:
+    /// such a folder is only a view until the upload makes it again (`mkdir` inside it answers
+    /// ENOENT from the remote), a folder renamed away at the remote shows at both names, and
+    /// the model's own expectations for these cases need deciding. Still excluded.
     static let dirtyFileHiddenWhenItsFolderGoesAtTheRemote = excluded
 
 
@@ -302,7 +308,7 @@ final class ReferenceModelTests: XCTestCase {
                 .remoteMkdir("/d"), .remoteWrite("/a.txt", length: 716, fill: 112), .rename("/a.txt", "/d/c.md", noReplace: true),
                 .openWrite("/d/c.md", truncate: false, slot: 1), .remoteWrite("/d/c.md", length: 3905, fill: 155), .read("/d/c.md"),
                 .truncate(slot: 1, size: 3972)]),
-            ("dirtyFileHiddenWhenItsFolderGoesAtTheRemote", [
+            ("dirtyFileHiddenWhenItsFolderGoesAtTheRemote (the repro passes; see the switch)", [
                 .remoteMkdir("/e"), .create("/e/d", slot: 1), .remoteDelete("/e"), .mkdir("/e")]),
             ("fixed: localReplaceDisplacesAFolderAtTheName", [
                 .create("/b", slot: 2), .close(slot: 2), .openWrite("/b", truncate: false, slot: 0),

@@ -36,6 +36,17 @@ struct DirtySet {
     /// The dirty items directly in `folder`.
     func ids(in folder: ItemIdentifier) -> [ItemIdentifier] { items.keys.filter { $0.parent == folder } }
 
+    /// The names of the folders in `folder` that hold dirty items, at any depth.
+    func folderNames(holdingChangesIn folder: ItemIdentifier) -> Set<String> {
+        let prefix = folder.isRoot ? "/" : folder.rawValue + "/"
+        var names = Set<String>()
+        for id in items.keys where id.rawValue.hasPrefix(prefix) {
+            let rest = id.rawValue.dropFirst(prefix.count)
+            if let slash = rest.firstIndex(of: "/") { names.insert(String(rest[..<slash])) }
+        }
+        return names
+    }
+
     /// Uploads stopped by a transient failure (the server was down or kept failing).
     var transientlyFailed: [ItemIdentifier] {
         items.filter { !$0.value.uploading && $0.value.failure?.isTransient == true }.map(\.key)

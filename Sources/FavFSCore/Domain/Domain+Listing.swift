@@ -29,6 +29,12 @@ extension Domain {
                 let names = Set(local.map(\.name))
                 items = items.filter { !names.contains($0.name) } + local
             }
+            // A folder gone at the remote that holds changes not uploaded yet stays (their
+            // upload makes it again); a file another client put at its name wins.
+            let listed = Set(items.map(\.name))
+            for name in dirty.folderNames(holdingChangesIn: folder) where !listed.contains(name) {
+                if let kept = loadedState(folder)?[name], kept.kind == .folder { items.append(kept) }
+            }
             items = overlayChanges(items, in: folder, since: since)
             if !keptModifiedTimes.isEmpty { items = items.map(withKeptModifiedTime) }
             var state = FolderState(folder: folder, items: items, listedAt: listedAt)

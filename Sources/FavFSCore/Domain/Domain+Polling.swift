@@ -109,8 +109,14 @@ extension Domain {
     }
 
     /// A folder is gone at the remote: its placeholders are forgotten, and the kernel is told
-    /// if this mount showed it.
+    /// if this mount showed it. Unless a file below it changed here and is not uploaded yet:
+    /// then the folder stays as it is here (the file where the user put it), and the file's
+    /// upload puts the folders back at the remote (`recreateMissingFolders`).
     func folderGone(_ folder: ItemIdentifier) {
+        if lock.withLock({ dirty.hasAny(under: folder) }) {
+            log.info("\(folder) is gone at \(provider.remoteDescription) but holds changes not uploaded yet: kept here; their upload makes it again")
+            return
+        }
         workingSet.forget(folder)
         let shown = lock.withLock { folder.parent.flatMap { folders[$0]?[folder.name] } != nil }
         forgetSubtree(folder)
