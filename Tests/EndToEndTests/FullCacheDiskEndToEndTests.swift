@@ -40,7 +40,9 @@ final class FullCacheDiskEndToEndTests: XCTestCase {
                 XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/" + name), files[name], "round \(round): \(name)")
             }
         }
-        XCTAssertTrue(log().contains("the cache disk is full: evicted"), "no eviction was logged")
+        // Evicted, or (content of other files still in use by their read-ahead on a loaded
+        // machine: nothing to evict yet) streamed: either way the log says the disk was full.
+        XCTAssertTrue(log().contains("the cache disk is full: "), "no full cache disk was logged")
 
         // Larger than the whole disk: it streams, dropping what the reader has passed.
         for round in 0..<2 {

@@ -251,10 +251,7 @@ public final class ContentCache: @unchecked Sendable {
         } catch let error as ProviderError where error.kind == .noSpace {
             // The cache disk is full: make room from least recently used clean content, and
             // try once more. If nothing can go, this read fails with ENOSPC and the mount stays.
-            var freed = evictForSpace(needed: Int64(span.count), except: e.id)
-            if freed > 0 {
-                log.warning("the cache disk is full: evicted \(freed) bytes of least recently used content to read \(item.identifier)")
-            }
+            var freed = evictForSpace(needed: Int64(span.count), except: e.id, for: "to read \(item.identifier)")
             if freed < Int64(span.count) {
                 // Larger than the disk: the file streams, dropping what its reader has passed.
                 let dropped = await dropPassed(e, before: span.lowerBound)
@@ -293,7 +290,8 @@ public final class ContentCache: @unchecked Sendable {
             // listing being saved holds for up to a second, and readers' tasks need the pool.
             do {
                 try await BlockingWork.run { try self.saveRecord(e) }
-            } catch where PlaceholderStore.isDiskFull(error) && evictForSpace(needed: 1 << 20, except: item.identifier) > 0 {
+            } catch where PlaceholderStore.isDiskFull(error) && evictForSpace(needed: 1 << 20, except: item.identifier,
+                                                                                      for: "to record what was read of \(item.identifier)") > 0 {
                 do { try await BlockingWork.run { try self.saveRecord(e) } }
                 catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
             } catch {
@@ -404,15 +402,17 @@ public final class ContentCache: @unchecked Sendable {
         return 0
     }
 
-    /// Evicts least recently used clean content (not pinned, not dirty, not in use, not
-    /// `except`) until about twice `needed` bytes are freed. Returns the bytes freed.
-    func evictForSpace(needed: Int64, except: ItemIdentifier) -> Int64 {
+    /// The cache disk is full: evicts least recently used clean content (not pinned, not
+    /// dirty, not in use, not `except`) until about twice `needed` bytes are freed, and says so
+    /// in the log (`purpose`: what the space is for). Returns the bytes freed.
+    func evictForSpace(needed: Int64, except: ItemIdentifier, for purpose: String) -> Int64 {
         var freed: Int64 = 0
         guard let dirty = dirtyItems() else { return 0 }
         for r in (try? store.contentByLastUse()) ?? [] where freed < 2 * max(needed, chunkSize) {
             if isPinned(r) || r.ranges.isEmpty || dirty.contains(r.id) || r.id == except { continue }
             if evict(r) { freed += r.ranges.count }
         }
+        if freed > 0 { log.warning("the cache disk is full: evicted \(freed) bytes of least recently used content \(purpose)") }
         return freed
     }
 

@@ -115,7 +115,7 @@ extension Domain {
         let j = PlaceholderStore.JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Self.now)
         do {
             try store.saveJournal(j, with: placeholder, content: record)
-        } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id) > 0 {
+        } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id, for: "to record the change of \(id)") > 0 {
             // The cache disk is full: clean content made room; the journal row must be written.
             do { try store.saveJournal(j, with: placeholder, content: record) } catch { throw self.error(.noSpace, id, "cannot record the change: \(error)") }
         } catch {
@@ -363,7 +363,7 @@ extension Domain {
         if lock.withLock({ dirty.needsDurableJournal(id) }) {
             do {
                 try store.makeDurable()
-            } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id) > 0 {
+            } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id, for: "to sync the journal of \(id)") > 0 {
                 // The checkpoint writes into the database file: clean content makes room.
                 do { try store.makeDurable() } catch { throw self.error(.noSpace, id, "cannot sync the change journal to disk: \(error)") }
             } catch {
