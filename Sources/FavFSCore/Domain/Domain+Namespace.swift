@@ -1,0 +1,174 @@
+import Foundation
+
+/// Namespace changes made through the mount: mkdir, symlink, unlink, rmdir and rename go to
+/// the remote at once, and the placeholders change only once it agreed. Pending uploads at and
+/// below a renamed or deleted item finish first, so the remote moves what the user wrote.
+extension Domain {
+    public func makeFolder(_ parent: ItemIdentifier, _ name: String) async throws -> Item {
+        let id = parent.child(name)
+        let w = try writer(id)
+        if ItemIdentifier.validate(name: name) != nil { throw error(.invalidName, id, "not a valid folder name") }
+        if let problem = w.storageProblem(id, kind: .folder) { throw problem }
+        if try await verifiedState(parent)[name] != nil { throw error(.exists, id, "already exists") }
+        var item = try await w.createFolder(id)
+        item.kind = .folder
+        try? store.replaceChildren(of: item, with: [], listedAt: Self.now)
+        setPlaceholder(item, persist: false)
+        lock.withLock {
+            var created = FolderState(folder: id, items: [], listedAt: Self.now)
+            created.verified = true
+            folders[id] = created
+        }
+        folderChanged(parent)
+        return item
+    }
+
+    public func makeSymlink(_ parent: ItemIdentifier, _ name: String, target: String) async throws -> Item {
+        let id = parent.child(name)
+        let w = try writer(id)
+        if let problem = w.storageProblem(id, kind: .symlink) { throw problem }
+        if try await verifiedState(parent)[name] != nil { throw error(.exists, id, "already exists") }
+        let item = try await w.createSymlink(id, target: target)
+        setPlaceholder(item)
+        folderChanged(parent)
+        return item
+    }
+
+    /// Deletes a file or symlink. A file created here and never uploaded is only dropped locally.
+    public func remove(_ parent: ItemIdentifier, _ name: String) async throws {
+        let id = parent.child(name)
+        let w = try writer(id)
+        let item = try await lookup(parent, name)
+        if item.kind == .folder { throw error(.isAFolder, id, "is a folder") }
+        await waitIfUploading(id)
+        try await keepContentForOpenHandles(item)
+        // Out of the dirty set before the remote delete: a close still in flight (FUSE sends
+        // RELEASE after close returns) must not upload, and so resurrect, what is being deleted.
+        let state = lock.withLock { dirty.remove(id) }
+        let neverUploaded = state?.journal.isNew == true
+        log.debug("remove \(id) neverUploaded=\(neverUploaded)")
+        if !neverUploaded {
+            do { try await w.delete(item) }
+            catch let e as ProviderError where e.kind == .notFound { /* already gone: that is what we wanted */ }
+            catch {
+                if let state { lock.withLock { dirty.restore(id, state) } } // not deleted: the change stays pending
+                throw error
+            }
+        }
+        try? store.deleteJournal(id)
+        content.remove(id)
+        forgetSubtree(id)
+        dropPins(id)
+        folderChanged(parent)
+        for waiter in state?.waiters ?? [] { waiter.resume() }
+    }
+
+    /// Deletes an empty folder. Emptiness is checked against a fresh listing: a WebDAV DELETE
+    /// would remove a non-empty folder with everything in it.
+    public func removeFolder(_ parent: ItemIdentifier, _ name: String) async throws {
+        let id = parent.child(name)
+        let w = try writer(id)
+        let item = try await lookup(parent, name)
+        guard item.kind == .folder else { throw error(.notAFolder, id, "not a folder") }
+        // Remote children are the provider's check (WritableProvider.delete refuses a non-empty folder).
+        // Files changed here anywhere below it (not only its own: a folder inside may be gone
+        // at the remote, and its files' uploads would put it back).
+        if lock.withLock({ dirty.hasAny(under: id) }) { throw error(.notEmpty, id, "folder not empty") }
+        do { try await w.delete(item) }
+        catch let e as ProviderError where e.kind == .notFound { }
+        forgetSubtree(id)
+        dropPins(id)
+        folderChanged(parent)
+    }
+
+    /// Renames or moves an item, replacing a destination file (or empty folder) unless
+    /// `noReplace`. Pending uploads at and below the source finish first, so the remote moves
+    /// what the user wrote.
+    public func rename(_ parent: ItemIdentifier, _ name: String, to newParent: ItemIdentifier, _ newName: String,
+                       noReplace: Bool) async throws -> (from: ItemIdentifier, to: ItemIdentifier) {
+        let source = parent.child(name), destination = newParent.child(newName)
+        let w = try writer(source)
+        if ItemIdentifier.validate(name: newName) != nil { throw error(.invalidName, destination, "not a valid name") }
+        let item = try await lookup(parent, name)
+        if source == destination { return (source, destination) }
+        if let problem = w.storageProblem(destination, kind: item.kind) { throw problem }
+        let existing = try await verifiedState(newParent)[newName]
+        if let existing {
+            if noReplace { throw error(.exists, destination, "already exists") }
+            if existing.kind == .folder {
+                guard item.kind == .folder else { throw error(.isAFolder, destination, "is a folder") }
+                let inside = try await provider.enumerateItems(in: destination, page: nil).items
+                if !inside.isEmpty { throw error(.notEmpty, destination, "folder not empty") }
+            } else if item.kind == .folder {
+                throw error(.notAFolder, destination, "not a folder")
+            }
+        }
+        // What the remote moves must be what the user wrote; an upload still running for a
+        // replaced destination must not land after the move.
+        log.debug("rename \(source) -> \(destination) replacing=\(existing != nil)")
+        if existing == nil, item.kind == .file, try renameRefusedNewFile(item, to: destination) { return (source, destination) }
+        try await flushUploads(under: source)
+        if let existing {
+            try? await flushUploads(under: destination)
+            if existing.kind == .file { try await keepContentForOpenHandles(existing) }
+        }
+        var moved = try await w.move(item, to: destination, replacing: existing != nil)
+        moved.kind = item.kind
+        // The replaced file lives on only in its open descriptors (see adoptOrphan).
+        if let existing, existing.kind == .file { content.remove(destination) }
+        do {
+            try content.move(source, to: destination) { try store.move(source, to: destination) }
+        } catch {
+            throw self.error(.localIO, source, "cannot record the rename: \(error)")
+        }
+        movePins(source, to: destination)
+        let (reupload, replacedWaiters) = lock.withLock { () -> ([ItemIdentifier], [UploadWaiter]) in
+            noteChange(source)
+            dropLoaded(below: source)
+            dropLoaded(below: destination)
+            folders[parent]?[name] = nil
+            keptModifiedTimes.renamed(source, to: destination)
+            // The replaced file's changes went with it (store.move dropped its journal row): its
+            // dirty state must not stay behind for the moved file to take as its own (an upload
+            // that kept failing left it, and the moved file read and uploaded that content).
+            // A change that landed after the uploads were flushed (a close's RELEASE comes
+            // after close returns) may be uploading under the old name: that loop ends when it
+            // finds no dirty state there, so the new name gets its own upload.
+            return dirty.renamed(source, to: destination, replacing: existing != nil)
+        }
+        // An fsync of the replaced file waited for content that no longer exists anywhere.
+        for w in replacedWaiters { w.resume() }
+        for id in reupload { scheduleUpload(id) }
+        setPlaceholder(lock.withLock { withKeptModifiedTime(moved) })
+        folderChanged(parent)
+        if newParent != parent { folderChanged(newParent) }
+        return (source, destination)
+    }
+
+    /// A new file the server refused (a name it will not take, too large) was never on the
+    /// server: renaming it is local, and the new name is worth another upload. False when
+    /// `item` is not such a file.
+    private func renameRefusedNewFile(_ item: Item, to destination: ItemIdentifier) throws -> Bool {
+        let source = item.identifier
+        guard let state = lock.withLock({ dirty[source] }), state.journal.isNew, state.journal.refused != nil else { return false }
+        do {
+            try content.move(source, to: destination) { try store.move(source, to: destination) }
+        } catch {
+            throw self.error(.localIO, source, "cannot record the rename: \(error)")
+        }
+        var moved = item
+        moved.identifier = destination
+        let journal = lock.withLock { () -> PlaceholderStore.JournalEntry? in
+            noteChange(source)
+            if let parent = source.parent { folders[parent]?[source.name] = nil }
+            return dirty.refusedFileRenamed(source, to: destination)
+        }
+        if let journal { try? store.saveJournal(journal) }
+        setPlaceholder(moved)
+        if let parent = source.parent { folderChanged(parent) }
+        if let parent = destination.parent, parent != source.parent { folderChanged(parent) }
+        log.info("\(source), refused by the server, renamed here to \(destination): uploading it under the new name")
+        scheduleUpload(destination)
+        return true
+    }
+}
