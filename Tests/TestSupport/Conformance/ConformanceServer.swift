@@ -48,6 +48,9 @@ public struct ConformanceTraits: Sendable {
     public var maxUploadSize: Int64?
     /// The remote has authentication, so a wrong credential must give `.denied`.
     public var hasAuthentication = true
+    /// Listings show names that start with a dot (nginx's dav-ext module and vsftpd's default
+    /// configuration leave them out: `.git` is not seen from a mount that did not make it).
+    public var listsDotNames = true
 
     public init() {}
 }

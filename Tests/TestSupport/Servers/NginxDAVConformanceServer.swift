@@ -12,6 +12,7 @@ public final class NginxDAVConformanceServer: FolderServedConformanceServer, @un
     public var traits: ConformanceTraits {
         var t = ConformanceTraits()
         t.conditionalWritesAreAtomic = false
+        t.listsDotNames = false
         return t
     }
 
