@@ -2,6 +2,7 @@ import Curl
 import FavFSCore
 import Foundation
 import Logging
+import Synchronization
 
 /// FTP and FTPS (explicit TLS) through libcurl: MLSD listings (LIST where the server has none),
 /// MLST for one item, REST+RETR ranged reads pinned to a synthetic version (size, mtime, unique).
@@ -37,6 +38,8 @@ public final class FTPProvider: Provider {
     let paths: FTPPaths
     let errors: FTPErrors
     let featureCache = FTPFeatureCache()
+    /// Whether `LIST -a` is a listing with dot names here (nil: not known yet).
+    let listsAll = Mutex<Bool?>(nil)
     let log = Logger(label: "favfs.ftp")
 
     /// The prefix of upload temporaries (`STOR` goes there first, then `RNTO` into place):
@@ -125,13 +128,46 @@ public final class FTPProvider: Provider {
                 throw errors.transport(error, command: "MLSD", path: path)
             }
         }
+        if listsAll.withLock({ $0 }) == true {
+            do {
+                return FTPListing.parse(try await transport.perform(listingRequest(folder, command: "LIST -a")).body)
+            } catch {
+                throw errors.transport(error, command: "LIST -a", path: path)
+            }
+        }
+        let plain: [FTPEntry]
         do {
-            // LIST -a would show dotfiles on servers that hide them, but some servers take "-a" for a name.
-            let response = try await transport.perform(listingRequest(folder, command: "LIST"))
-            return FTPListing.parse(response.body)
+            plain = FTPListing.parse(try await transport.perform(listingRequest(folder, command: "LIST")).body)
         } catch {
             throw errors.transport(error, command: "LIST", path: path)
         }
+        return try await withDotNames(folder, plain)
+    }
+
+    /// vsftpd (by default) leaves names starting with a dot out of LIST, unless asked with
+    /// `LIST -a` — which another server may take for a name to list. So `LIST -a` is trusted
+    /// once it listed a folder with everything plain LIST did (and no entry called "-a"),
+    /// and given up once it did not; until a non-empty folder decided, both are asked.
+    private func withDotNames(_ folder: ItemIdentifier, _ plain: [FTPEntry]) async throws -> [FTPEntry] {
+        guard listsAll.withLock({ $0 }) != false else { return plain }
+        let all: [FTPEntry]
+        do {
+            all = FTPListing.parse(try await transport.perform(listingRequest(folder, command: "LIST -a")).body)
+        } catch let error as TransportError where FTPReply.group(error.replyLines).last.map({ (400..<600).contains($0.code) }) == true {
+            listsAll.withLock { $0 = false }
+            return plain
+        } catch {
+            throw errors.transport(error, command: "LIST -a", path: folder.rawValue)
+        }
+        let names = Set(all.map(\.name))
+        guard !names.contains("-a"), plain.allSatisfy({ names.contains($0.name) }) else {
+            listsAll.withLock { $0 = false }
+            log.notice("the server does not take LIST -a; names starting with a dot it leaves out of listings stay unseen",
+                       metadata: ["remote": "\(remoteDescription)"])
+            return plain
+        }
+        if !plain.isEmpty { listsAll.withLock { $0 = true } }
+        return all
     }
 
     /// `MLSD`/`LIST` after libcurl's CWD into the folder (the usual way, which every server

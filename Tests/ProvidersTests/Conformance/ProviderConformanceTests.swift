@@ -104,6 +104,23 @@ struct ProviderConformanceTests {
         #expect(empty.size == 0 && empty.kind == .file)
     }
 
+    /// Names starting with a dot are listed (a `.git` from another computer), except where the
+    /// server leaves them out and nothing can ask for them (`traits.listsDotNames`).
+    @Test("names starting with a dot are listed", arguments: ConformanceTarget.all)
+    func dotNamesAreListed(_ t: ConformanceTarget) async throws {
+        guard t.server.name != "favart" else { return }  // it stores images only
+        try t.server.start()
+        let area = t.area("dots")
+        try t.server.seed(files: ["\(area)/plain": Data("p".utf8), "\(area)/.hidden": Data("h".utf8),
+                                  "\(area)/.dir/inside": Data("i".utf8)], folders: [])
+        let provider = try t.provider()
+        let names = Set(try await provider.enumerateAll(in: Conformance.id(area)).map(\.name))
+        #expect(names.contains("plain"))
+        if t.server.traits.listsDotNames {
+            #expect(names.isSuperset(of: [".hidden", ".dir"]), "\(t.server.name): listed \(names.sorted())")
+        }
+    }
+
     /// Whole files read one after another, as `cat` of a folder does. libcurl 7.88 opened an
     /// FTP data connection on a reused control connection only a full poll wait (1 s) after
     /// the server's EPSV reply (vsftpd: 100 files of 1 MiB took 28–44 s, `curl` one by one

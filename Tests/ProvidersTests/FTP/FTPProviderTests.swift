@@ -245,6 +245,6 @@ final class FTPProviderTests: XCTestCase {
     }
 
     func testCapabilities() {
-        XCTAssertEqual(provider.capabilities, [.write, .rename, .delete, .createFolder, .rangedReads])
+        XCTAssertEqual(provider.capabilities, [.write, .rename, .delete, .createFolder, .rangedReads, .partialReadsCostAConnection])
     }
 }

@@ -48,8 +48,9 @@ public struct ConformanceTraits: Sendable {
     public var maxUploadSize: Int64?
     /// The remote has authentication, so a wrong credential must give `.denied`.
     public var hasAuthentication = true
-    /// Listings show names that start with a dot (nginx's dav-ext module and vsftpd's default
-    /// configuration leave them out: `.git` is not seen from a mount that did not make it).
+    /// Listings show names that start with a dot (nginx's dav-ext and autoindex modules leave
+    /// them out: `.git` is not seen from a mount that did not make it; vsftpd shows them to
+    /// `LIST -a`).
     public var listsDotNames = true
 
     public init() {}

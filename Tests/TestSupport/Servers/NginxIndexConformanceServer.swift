@@ -14,6 +14,7 @@ public final class NginxIndexConformanceServer: FolderServedConformanceServer, @
         t.hasAuthentication = false
         // The page shows minutes; every mtime is floored to the minute.
         t.modifiedPrecision = 60
+        t.listsDotNames = false  // autoindex leaves them out
         return t
     }
 

@@ -108,7 +108,6 @@ public final class VsftpdConformanceServer: FolderServedConformanceServer, @unch
         var t = ConformanceTraits()
         // LIST shows minutes (days for files older than six months).
         t.modifiedPrecision = 60
-        t.listsDotNames = false  // force_dot_files=NO
         return t
     }
 
