@@ -85,6 +85,44 @@ final class DomainTests: XCTestCase {
         d.closeFile(hb)
     }
 
+    /// A remote whose listings leave out dot names (nginx): such a name is asked for before it
+    /// is called absent, joins the listing here, and goes once the remote no longer has it.
+    func testDotNamesAListingLeavesOutAreAskedForByName() async throws {
+        let f = try LocalFixture()
+        f.provider.extraCapabilities = [.listingsMayLeaveOutDotNames]
+        try f.write(".git/HEAD", Data("ref".utf8))
+        try f.write("plain", Data("p".utf8))
+        let d = try f.makeDomain(dirCacheTime: 0)
+        _ = try await d.connect()
+        let listed = try await d.children(of: .rootContainer).map(\.name)
+        XCTAssertEqual(listed, ["plain"])
+        XCTAssertNil(d.lookupImmediately(.rootContainer, ".git"), "a listing that leaves dot names out cannot call one absent")
+        let git = try await d.lookup(.rootContainer, ".git")
+        XCTAssertEqual(git.kind, .folder)
+        let head = try await d.lookup(ItemIdentifier("/.git"), "HEAD")
+        XCTAssertEqual(head.size, 3)
+        // Known now, it stays through listings while it is there (stale at once: each call
+        // starts a listing in the background)...
+        let before = f.provider.enumerations(of: .rootContainer)
+        var names: [String] = []
+        for _ in 0..<100 {
+            names = try await d.children(of: .rootContainer).map(\.name)
+            if f.provider.enumerations(of: .rootContainer) >= before + 2 { break }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        XCTAssertEqual(names, [".git", "plain"])
+        // ...and goes with it.
+        try FileManager.default.removeItem(at: f.served.appendingPathComponent(".git"))
+        for _ in 0..<100 {
+            names = try await d.children(of: .rootContainer).map(\.name)
+            if names == ["plain"] { break }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        XCTAssertEqual(names, ["plain"])
+        do { _ = try await d.lookup(.rootContainer, ".nothing"); XCTFail("absent") }
+        catch let e as ProviderError { XCTAssertEqual(e.kind, .notFound) }
+    }
+
     func testAPartialReadFetchesOnlyItsChunks() async throws {
         let f = try LocalFixture()
         let data = randomData(8 << 20)

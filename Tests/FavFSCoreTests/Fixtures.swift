@@ -66,8 +66,10 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage {
         lock.withLock { _enumerated.append(folder) }
         // The listing is taken first and answered late, as a slow server's would be.
-        let page = try await inner.enumerateItems(in: folder, page: page)
+        var page = try await inner.enumerateItems(in: folder, page: page)
         if listingDelay > 0 { try await Task.sleep(nanoseconds: listingDelay) }
+        // As nginx's dav-ext module does (with `extraCapabilities` saying so).
+        if extraCapabilities.contains(.listingsMayLeaveOutDotNames) { page.items.removeAll { $0.name.hasPrefix(".") } }
         return page
     }
     func item(for identifier: ItemIdentifier) async throws -> Item { try await inner.item(for: identifier) }

@@ -19,6 +19,8 @@ extension Domain {
             guard let s = folders[parent], s.listedAt != nil, s.verified else { return nil }
             noteUse(parent, s, now: now)
             if let item = s[name] { return .found(item) }
+            // A listing that may leave out dot names cannot say such a name is absent.
+            if mayBeLeftOut(name) { return nil }
             return .absent
         }
         if answer != nil { workingSet.used(parent, at: now) }

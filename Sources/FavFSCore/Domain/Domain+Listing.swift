@@ -17,6 +17,7 @@ extension Domain {
             lock.withLock { listingChanges.listingEnds(folder) }
             throw error
         }
+        items += await stillThere(leftOutOf: items, in: folder)
         let fetched = Date()
         let listedAt = Self.now
         var folderItem = cachedItem(folder) ?? Item(identifier: folder, kind: .folder)
@@ -57,6 +58,21 @@ extension Domain {
             applyRemoteChanges(RemoteChange.diff(old: previous.items, new: state.items), in: state)
         }
         return state
+    }
+
+    /// The items of `folder` this mount knows that a listing which leaves out dot names did
+    /// not show (nginx), each asked for by name: those still there stay.
+    private func stillThere(leftOutOf listed: [Item], in folder: ItemIdentifier) async -> [Item] {
+        guard provider.capabilities.contains(.listingsMayLeaveOutDotNames) else { return [] }
+        let names = Set(listed.map(\.name))
+        let known = lock.withLock { folders[folder]?.items.filter { $0.name.hasPrefix(".") && !names.contains($0.name) } ?? [] }
+        var kept: [Item] = []
+        for item in known {
+            do { kept.append(try await provider.item(for: item.identifier)) }
+            catch let e as ProviderError where e.kind == .notFound { continue }
+            catch { kept.append(item) }  // not known to be gone: it stays as it was
+        }
+        return kept
     }
 
     /// `item` with the modification time set here, if one was and the remote's version is still

@@ -169,7 +169,25 @@ public final class Domain: @unchecked Sendable {
         if let item = state[name] { return item }
         // Placeholders of an earlier mount may predate the name: ask before saying it is not there.
         if !state.verified, let item = try await verifiedState(parent)[name] { return item }
+        if mayBeLeftOut(name), let item = try await leftOutItem(parent.child(name)) { return item }
         throw error(.notFound, parent.child(name), "no such item")
+    }
+
+    /// Whether a listing of this remote may have left `name` out (nginx: dot names).
+    func mayBeLeftOut(_ name: String) -> Bool {
+        name.hasPrefix(".") && provider.capabilities.contains(.listingsMayLeaveOutDotNames)
+    }
+
+    /// The item at `id` asked for by name, for a name listings leave out; it joins its
+    /// folder's listing here (later listings check it again: `stillThere`). Nil if absent.
+    func leftOutItem(_ id: ItemIdentifier) async throws -> Item? {
+        do {
+            let item = try await provider.item(for: id)
+            setPlaceholder(lock.withLock { withKeptModifiedTime(item) })
+            return item
+        } catch let e as ProviderError where e.kind == .notFound {
+            return nil
+        }
     }
 
     /// The children of a folder, in name order (a readdir: its subfolders are listed next).

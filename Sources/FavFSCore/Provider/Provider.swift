@@ -20,6 +20,10 @@ public struct ProviderCapabilities: OptionSet, Sendable {
     /// the transfer and closes it; the next read logs in again): the content cache reads a
     /// file of a few MiB to its end in one request (`ContentCache.readToTheEndBelow`).
     public static let partialReadsCostAConnection = ProviderCapabilities(rawValue: 1 << 10)
+    /// Listings may leave out names that start with a dot (nginx's WebDAV module), though the
+    /// item itself answers when asked: the core asks for such a name before calling it absent,
+    /// and checks the ones it knows at each listing.
+    public static let listingsMayLeaveOutDotNames = ProviderCapabilities(rawValue: 1 << 11)
 }
 
 /// An opaque continuation token for listing a folder in pages (e.g. S3's ContinuationToken).

@@ -18,7 +18,10 @@ public final class WebDAVProvider: Provider {
     }
 
     public let remoteDescription: String
-    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .write, .rename, .delete, .createFolder, .serverSideCopy] }
+    public var capabilities: ProviderCapabilities {
+        let all: ProviderCapabilities = [.rangedReads, .versions, .quota, .write, .rename, .delete, .createFolder, .serverSideCopy]
+        return listingsHideDotNames.value ? all.union(.listingsMayLeaveOutDotNames) : all
+    }
 
     // Internal, not private: the write side (WebDAVProvider+Writing.swift) uses them too.
     let configuration: Configuration
@@ -44,6 +47,9 @@ public final class WebDAVProvider: Provider {
     /// Set when the server would not keep a modification time as a dead property
     /// (WebDAVProvider+Times.swift): no PROPPATCH is sent again.
     let timesNotKept = OnceFlag()
+    /// Set when a listing came from nginx, whose dav-ext module leaves names starting with a
+    /// dot out of listings (a PROPFIND of such a name answers).
+    let listingsHideDotNames = OnceFlag()
 
     /// The properties a listing needs, and nothing more (each costs the server a lookup).
     /// `F:` names are in favfs's namespace (`WebDAVModifiedTime`), the others in `DAV:`.
@@ -249,6 +255,10 @@ public final class WebDAVProvider: Provider {
             throw errors.transport(error, method: "PROPFIND", path: identifier.rawValue)
         }
         let parsed = await parsing.result
+        if response.headers["server"]?.lowercased().hasPrefix("nginx") == true, listingsHideDotNames.set() {
+            log.notice("the server (nginx) leaves names starting with a dot out of its listings: such names are asked for one by one, and `ls` does not show those made elsewhere",
+                       metadata: ["remote": "\(remoteDescription)"])
+        }
         guard response.status == 207 else {
             // A 200 to PROPFIND is a server (or a proxy, or a login page) that does not speak
             // WebDAV at this URL: "PROPFIND failed: 200 OK" would help nobody.
