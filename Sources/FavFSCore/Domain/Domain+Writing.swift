@@ -351,8 +351,12 @@ extension Domain {
         }
         // A deleted file's content lives only as long as its descriptors: nothing to upload.
         if f.entry.withLock({ f.entry.deleted }) { return }
-        content.persist(f.entry)
-        guard isDirty(id) else { return }
+        let dirtyNow = isDirty(id)
+        // A dirty file's content is its whole cache file, whatever its record says
+        // (`ContentCache.retain(local:)`): the record is written at the close (and was at the
+        // first write), not at every commit of a database.
+        if !dirtyNow || !f.entry.withLock({ f.entry.recorded }) { content.persist(f.entry) }
+        guard dirtyNow else { return }
         if options.fsyncWaitsForRemote {
             scheduleUpload(id)
             try await waitForUpload(id)
