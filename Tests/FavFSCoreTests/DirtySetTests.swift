@@ -227,6 +227,19 @@ final class KeptModifiedTimesTests: XCTestCase {
         XCTAssertEqual(kept.apply(a).modifiedTime, Timestamp(seconds: 5), "and the kept time is forgotten")
     }
 
+    /// Apache's tag of a file changed within the last second is weak, the same tag strong a
+    /// second later: the same content, so the kept time still applies.
+    func testAWeakTagTurningStrongIsTheSameVersion() {
+        var kept = KeptModifiedTimes()
+        let weak = Item(identifier: ItemIdentifier("/a"), kind: .file, size: 1, modified: 5, version: "W/\"v1\"")
+        guard let tag = weak.contentTag else { return XCTFail("a tag") }
+        _ = kept.keep(ItemIdentifier("/a"), version: tag, time: t)
+        var strong = weak
+        strong.version = "\"v1\""
+        XCTAssertEqual(kept.apply(strong).modifiedTime, t)
+        XCTAssertEqual(kept.apply(weak).modifiedTime, t)
+    }
+
     func testARenameTakesTheTimesAlongAndDropsTheReplaced() {
         var kept = KeptModifiedTimes([.init(id: ItemIdentifier("/d/.f.tmp"), version: "v1", time: t),
                                       .init(id: ItemIdentifier("/d/f"), version: "old", time: Timestamp(seconds: 1)),

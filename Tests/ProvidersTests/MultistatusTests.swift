@@ -141,6 +141,11 @@ final class MultistatusTests: XCTestCase {
         changed.etag = "\"e9\""
         changed.lastModified = "Sun, 06 Nov 1994 08:49:37 GMT"
         XCTAssertEqual(WebDAVListing.item(from: changed, identifier: ItemIdentifier("/f/a")).modifiedTime?.seconds, 784_111_777)
+        // Set while Apache's tag was weak (within a second of the upload), listed strong.
+        var weak = r[0]
+        weak.keptModified = "1609459200.123456789 W/\"e1\""
+        XCTAssertEqual(WebDAVListing.item(from: weak, identifier: ItemIdentifier("/f/a")).modifiedTime,
+                       Timestamp(seconds: 1_609_459_200, nanoseconds: 123_456_789))
         XCTAssertNil(WebDAVModifiedTime(property: "garbage"))
         XCTAssertNil(WebDAVModifiedTime(property: "12.5 \"e1\""), "nine digits of nanoseconds, as favfs writes them")
         XCTAssertEqual(WebDAVModifiedTime(property: WebDAVModifiedTime(time: Timestamp(seconds: -5, nanoseconds: 7), version: "\"v\"").propertyValue)?.time,

@@ -316,7 +316,7 @@ extension Domain {
         catch let e as ProviderError where e.kind == .notSupported {
             // Kept here while the remote's version stays: a listing must not turn it back (rsync
             // would copy everything again).
-            if let version = item.version {
+            if let version = item.contentTag {
                 if lock.withLock({ keptModifiedTimes.keep(id, version: version, time: time) }) {
                     log.notice("\(provider.remoteDescription) does not keep modification times set here (\(e.detail)): favfs keeps them in its cache dir and shows them while a file stays unchanged at the server; another computer, or a new cache dir, sees the server's times (rsync --size-only or --checksum then avoid sending such files again)")
                 }

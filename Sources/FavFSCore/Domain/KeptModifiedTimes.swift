@@ -15,7 +15,8 @@ struct KeptModifiedTimes {
 
     var isEmpty: Bool { times.isEmpty }
 
-    /// Keeps `time` for `id` while the remote has `version`. True the first time in this mount
+    /// Keeps `time` for `id` while the remote has `version` (the item's `contentTag`). True the
+    /// first time in this mount
     /// (the caller tells the user why times are kept here only).
     mutating func keep(_ id: ItemIdentifier, version: String, time: Timestamp) -> Bool {
         times[id] = (version, time)
@@ -24,10 +25,11 @@ struct KeptModifiedTimes {
     }
 
     /// `item` with the time kept for it, if its version is still the one the time was set on
-    /// (else the time is forgotten: the content changed).
+    /// (else the time is forgotten: the content changed). Versions compare as content tags:
+    /// an HTTP server's weak tag turning strong is the same content.
     mutating func apply(_ item: Item) -> Item {
         guard let kept = times[item.identifier] else { return item }
-        guard kept.version == item.version else {
+        guard kept.version == item.contentTag else {
             times[item.identifier] = nil
             return item
         }

@@ -65,8 +65,11 @@ enum WebDAVListing {
         let version = resource.etag ?? (resource.isCollection ? nil : WebDAVETag.synthetic(size: size, modified: modified))
         var item = Item(identifier: identifier, kind: resource.isCollection ? .folder : .file, size: size,
                         modified: modified, version: version)
-        // A time set through a mount holds while the content is the version it was set on.
-        if let kept = resource.keptModified.flatMap(WebDAVModifiedTime.init(property:)), kept.version == version ?? "" {
+        // A time set through a mount holds while the content is the version it was set on
+        // (compared weakly: Apache's tag of a file changed within the second is weak, and
+        // turns strong a second later).
+        if let kept = resource.keptModified.flatMap(WebDAVModifiedTime.init(property:)),
+           WebDAVETag.weaklyEqual(kept.version, version ?? "") {
             item.modifiedTime = kept.time
         }
         return item
