@@ -56,7 +56,8 @@ extension Domain {
                 let uploaded = try await content.transfers.track(id, .upload, total: length) {
                     try await w.upload(id, from: ContentSource(fd: fd, length: length), precondition: precondition)
                 }
-                if await commit(id, uploaded: uploaded, generation: generation) { return }
+                let (final, time) = await applyPendingTime(id, to: uploaded, with: w)
+                if await commit(id, uploaded: final, generation: generation, timeApplied: time) { return }
                 attempt = 0 // changed meanwhile: upload again, now based on what we just sent
             } catch let e as ProviderError where e.kind == .versionChanged || (e.kind == .exists && journal.isNew) {
                 // The server may hold these very bytes already (an upload confirmed just
@@ -144,8 +145,33 @@ extension Domain {
         return true
     }
 
+    /// A time set while the upload ran (`cp -p`, rsync's utimensat before its rename), applied
+    /// before the upload is recorded: the item is still dirty meanwhile, so a rename waiting
+    /// for it moves the file only once the time is set (applied after the commit, it went to
+    /// the old name: rsync sent such files again). Returns the item to record (with the
+    /// remote's new version where a time is part of it: SFTP, local) and the time applied.
+    private func applyPendingTime(_ id: ItemIdentifier, to uploaded: Item, with w: any WritableProvider) async -> (Item, Timestamp?) {
+        guard let time = lock.withLock({ dirty[id]?.pendingModified }) else { return (uploaded, nil) }
+        do {
+            var updated = try await w.setModified(id, to: time)
+            updated.kind = .file
+            return (updated, time)
+        } catch let e as ProviderError where e.kind == .notSupported {
+            // Kept here, bound to what was just uploaded (without a version: after the commit).
+            guard let version = uploaded.contentTag else { return (uploaded, nil) }
+            keepTime(id, version: version, time: time, because: e)
+            var item = uploaded
+            item.modifiedTime = time
+            return (item, time)
+        } catch {
+            log.warning("cannot set the modification time of \(id) after its upload: \(error); tried again after it is recorded")
+            return (uploaded, nil)
+        }
+    }
+
     /// Records a confirmed upload. True when the item is clean; false when it changed meanwhile.
-    func commit(_ id: ItemIdentifier, uploaded: Item, generation: Int) async -> Bool {
+    /// `timeApplied`: the pending time the caller already set (`applyPendingTime`).
+    func commit(_ id: ItemIdentifier, uploaded: Item, generation: Int, timeApplied: Timestamp? = nil) async -> Bool {
         var item = uploaded
         item.kind = .file
         if item.version == nil, let fresh = try? await provider.item(for: id) { item.version = fresh.version; item.modified = fresh.modified }
@@ -176,7 +202,7 @@ extension Domain {
         if let state {
             // A time set while the upload ran (`cp -p`, rsync): at the remote, or kept here
             // where the remote keeps none.
-            if let m = state.pendingModified { _ = try? await setModified(id, m) }
+            if let m = state.pendingModified, m != timeApplied { _ = try? await setModified(id, m) }
             for waiter in state.waiters { waiter.resume() }
             log.info("uploaded \(id) (\(item.size) bytes, version \(item.version ?? "-"))")
             return true

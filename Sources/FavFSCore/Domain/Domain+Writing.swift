@@ -314,18 +314,20 @@ extension Domain {
             content.setVersion(id, Self.contentVersion(item), ifStill: before)
         }
         catch let e as ProviderError where e.kind == .notSupported {
-            // Kept here while the remote's version stays: a listing must not turn it back (rsync
-            // would copy everything again).
-            if let version = item.contentTag {
-                if lock.withLock({ keptModifiedTimes.keep(id, version: version, time: time) }) {
-                    log.notice("\(provider.remoteDescription) does not keep modification times set here (\(e.detail)): favfs keeps them in its cache dir and shows them while a file stays unchanged at the server; another computer, or a new cache dir, sees the server's times (rsync --size-only or --checksum then avoid sending such files again)")
-                }
-                do { try store.keepTime(.init(id: id, version: version, time: time)) }
-                catch { log.warning("cannot record the time set on \(id) in the cache dir: \(error); it shows until unmount") }
-            }
+            if let version = item.contentTag { keepTime(id, version: version, time: time, because: e) }
         }
         setPlaceholder(item)
         return item
+    }
+
+    /// A time the remote does not keep (`e`), kept here while the remote has `version` (the
+    /// item's content tag): a listing must not turn it back (rsync would copy everything again).
+    func keepTime(_ id: ItemIdentifier, version: String, time: Timestamp, because e: ProviderError) {
+        if lock.withLock({ keptModifiedTimes.keep(id, version: version, time: time) }) {
+            log.notice("\(provider.remoteDescription) does not keep modification times set here (\(e.detail)): favfs keeps them in its cache dir and shows them while a file stays unchanged at the server; another computer, or a new cache dir, sees the server's times (rsync --size-only or --checksum then avoid sending such files again)")
+        }
+        do { try store.keepTime(.init(id: id, version: version, time: time)) }
+        catch { log.warning("cannot record the time set on \(id) in the cache dir: \(error); it shows until unmount") }
     }
 
     /// After the last writable handle of an item closes: record its state and upload.
