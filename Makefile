@@ -1,5 +1,7 @@
 # favfs — see README.md
 SWIFT ?= swift
+# bash: the test recipe needs pipefail.
+SHELL := /bin/bash
 PREFIX ?= /usr/local
 # The binary users install: optimised, with the Swift runtime linked in (--static-swift-stdlib),
 # so it needs only Debian's libfuse3, libcurl, libsqlite3 and libxml2. The tests mount this one.
@@ -56,9 +58,13 @@ check:
 # Builds the release binary (what users install) and, once, every test target; then runs all
 # suites: unit tests, provider tests against real servers, and end-to-end tests that mount the
 # release binary (FAVFS_BIN) and drive it with ordinary programs.
+# The whole output goes to .build/test.log too; when a test fails, its failure lines are printed
+# again at the end, where a reader of a long log (or of its last lines) finds them.
 test: check release
 	$(SWIFT) build --build-tests
-	FAVFS_BIN="$(RELEASE_BIN)" $(SWIFT) test --skip-build
+	set -o pipefail; FAVFS_BIN="$(RELEASE_BIN)" $(SWIFT) test --skip-build 2>&1 | tee .build/test.log \
+	    || { echo "== failures (all output: .build/test.log)"; \
+	         grep -E ': error: |^Test Case .* failed|✘' .build/test.log | tail -n 80; exit 1; }
 
 # The man page: what swift-argument-parser generates from the command line (its GenerateManual
 # plugin, on the debug build the tests use), with the hand-written sections of
