@@ -64,6 +64,56 @@ final class PlaceholderStoreTests: XCTestCase {
         s.close()
     }
 
+    /// Names beyond ASCII (a byte is not a character) and names that sort right after a folder's
+    /// (`Café-x`, `Café0`: `-` sorts before `/`, `0` right after it): a rename moves exactly the
+    /// folder's placeholders, content records, journal rows, kept times and pins, and a delete
+    /// removes exactly them. A dirty file's journal row left behind at the old name would be
+    /// uploaded there after the next mount, bringing the old folder back.
+    func testRenamesAndDeletesOfFoldersNamedBeyondASCIITakeExactlyTheirSubtree() throws {
+        let dir = NSTemporaryDirectory() + "favfs-store-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var s = try PlaceholderStore(path: dir + "/p.sqlite")
+        let cafe = ItemIdentifier("/Café ☕"), sub = ItemIdentifier("/Café ☕/日本")
+        let file = sub.child("ü.txt"), neighbours = [ItemIdentifier("/Café ☕-x"), ItemIdentifier("/Café ☕0"), ItemIdentifier("/Café")]
+        try s.replaceChildren(of: Item(identifier: .rootContainer, kind: .folder),
+                              with: [Item(identifier: cafe, kind: .folder)] + neighbours.map { Item(identifier: $0, kind: .file, size: 1) }, listedAt: 1)
+        try s.replaceChildren(of: Item(identifier: cafe, kind: .folder), with: [Item(identifier: sub, kind: .folder)], listedAt: 1)
+        try s.replaceChildren(of: Item(identifier: sub, kind: .folder), with: [Item(identifier: file, kind: .file, size: 2)], listedAt: 1)
+        let t = Timestamp(seconds: 1_600_000_000, nanoseconds: 5)
+        for (n, id) in ([file] + neighbours).enumerated() {
+            try s.saveJournal(.init(id: id, baseVersion: "v", isNew: false, since: Double(n)),
+                              content: .init(id: id, file: "\(n)", version: "v", size: 2, ranges: ByteRangeSet(), lastUsed: 1, pinned: false))
+            try s.keepTime(.init(id: id, version: "v", time: t))
+        }
+        try s.addPin(sub)
+        try s.addPin(neighbours[0])
+
+        let moved = ItemIdentifier("/Thé")
+        try s.move(cafe, to: moved)
+        try s.movePins(cafe, to: moved)
+        s.close()
+        s = try PlaceholderStore(path: dir + "/p.sqlite")
+        let movedFile = ItemIdentifier("/Thé/日本/ü.txt")
+        XCTAssertEqual(try s.children(of: .rootContainer).map(\.item.name).sorted(), ["Café", "Café ☕-x", "Café ☕0", "Thé"])
+        XCTAssertEqual(try s.children(of: ItemIdentifier("/Thé/日本")).map(\.item.identifier), [movedFile], "the placeholders below moved")
+        XCTAssertEqual(try s.children(of: moved).map(\.item.name), ["日本"])
+        XCTAssertNil(try s.item(file), "a placeholder stayed at the old name")
+        XCTAssertEqual(try s.journalEntries().map(\.id.rawValue).sorted(), ([movedFile] + neighbours).map(\.rawValue).sorted())
+        XCTAssertEqual(try s.contentRecord(movedFile)?.file, "0")
+        XCTAssertNil(try s.contentRecord(file))
+        XCTAssertEqual(try s.keptTimes().map(\.id.rawValue).sorted(), ([movedFile] + neighbours).map(\.rawValue).sorted())
+        XCTAssertEqual(try s.pins().map(\.rawValue).sorted(), ["/Café ☕-x", "/Thé/日本"])
+
+        try s.removeSubtree(moved)
+        XCTAssertNil(try s.item(movedFile))
+        XCTAssertEqual(try s.keptTimes().map(\.id.rawValue).sorted(), neighbours.map(\.rawValue).sorted())
+        try s.removePin(moved)
+        XCTAssertEqual(try s.pins().map(\.rawValue), ["/Café ☕-x"], "a neighbour's pin went with the folder")
+        for id in neighbours { XCTAssertNotNil(try s.item(id), "\(id) went with the folder") }
+        s.close()
+    }
+
     /// A listing fetched before a file was created or rewritten here (it has a journal row)
     /// neither removes nor overwrites its placeholder.
     func testReplacingChildrenKeepsWhatIsWrittenHere() throws {

@@ -221,9 +221,9 @@ public final class PlaceholderStore: Sendable {
     /// even for a moment a crash could fall into.
     public func replaceChildren(of folder: Item, with items: [Item], listedAt: Double) throws {
         try write { db in
-            let prefix = folder.identifier.isRoot ? "/" : folder.identifier.rawValue + "/"
-            let dirty = Set(try String.fetchAll(db, sql: "SELECT id FROM journal WHERE substr(id, 1, ?) = ?",
-                                                arguments: [prefix.utf8.count, prefix]))
+            let below = Subtree(id: folder.identifier)
+            let dirty = Set(try String.fetchAll(db, sql: "SELECT id FROM journal WHERE \(below.below("id"))",
+                                                arguments: below.belowArguments))
             let keep = Set(items.map(\.identifier.rawValue))
             var gone: [String] = []
             let old = try String.fetchCursor(db, sql: "SELECT id FROM item WHERE parent = ?", arguments: [folder.identifier.rawValue])
@@ -241,11 +241,9 @@ public final class PlaceholderStore: Sendable {
     }
 
     private static func removeSubtree(_ id: ItemIdentifier, _ db: Database) throws {
-        // substr, not LIKE: names may contain % and _.
-        let prefix = id.isRoot ? "/" : id.rawValue + "/"
+        let subtree = Subtree(id: id)
         for table in ["item", "keptTime"] {
-            try db.execute(sql: "DELETE FROM \(table) WHERE id = ? OR substr(id, 1, ?) = ?",
-                           arguments: [id.rawValue, prefix.utf8.count, prefix])
+            try db.execute(sql: "DELETE FROM \(table) WHERE \(subtree.includes("id"))", arguments: subtree.includesArguments)
         }
     }
 
@@ -413,20 +411,14 @@ public final class PlaceholderStore: Sendable {
             try Self.removeSubtree(destination, db)
             try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [destination.rawValue])
             try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [destination.rawValue])
-            let from = source.rawValue, to = destination.rawValue
-            let prefix = from + "/"
-            let n = from.utf8.count
-            // Rewrite ids (and parents) at and below the source; substr, not LIKE.
-            for table in ["item", "content", "journal", "keptTime"] {
-                try db.execute(sql: """
-                    UPDATE \(table) SET id = ? || substr(id, ? + 1) WHERE id = ? OR substr(id, 1, ?) = ?
-                    """, arguments: [to, n, from, n + 1, prefix])
+            // Ids (and parents) at and below the source.
+            let subtree = Subtree(id: source)
+            for (table, column) in [("item", "id"), ("content", "id"), ("journal", "id"), ("keptTime", "id"), ("item", "parent")] {
+                try db.execute(sql: "UPDATE \(table) SET \(column) = \(subtree.moved(column)) WHERE \(subtree.includes(column))",
+                               arguments: subtree.movedArguments(to: destination) + subtree.includesArguments)
             }
-            try db.execute(sql: """
-                UPDATE item SET parent = ? || substr(parent, ? + 1) WHERE parent = ? OR substr(parent, 1, ?) = ?
-                """, arguments: [to, n, from, n + 1, prefix])
             try db.execute(sql: "UPDATE item SET parent = ? WHERE id = ?",
-                           arguments: [destination.parent?.rawValue, to])
+                           arguments: [destination.parent?.rawValue, destination.rawValue])
         }
     }
 }
