@@ -5,7 +5,7 @@ import FavFSCore
 /// steps make sense: they name files that exist, handles that are open), with a share of
 /// names that do not exist or have the wrong kind.
 struct Generator {
-    static let folderNames = ["d", "e"]
+    static let folderNames = ["d", "é"]
     static let fileNames = ["a.txt", "b", "c.md"]
     static let slots = 3
 

@@ -182,8 +182,9 @@ public final class Domain: @unchecked Sendable {
     /// folder's listing here (later listings check it again: `stillThere`). Nil if absent.
     func leftOutItem(_ id: ItemIdentifier) async throws -> Item? {
         do {
-            let item = try await provider.item(for: id)
-            setPlaceholder(lock.withLock { withKeptModifiedTime(item) })
+            let fetched = try await provider.item(for: id)
+            let item = lock.withLock { withKeptModifiedTime(fetched) }
+            setPlaceholder(item)
             return item
         } catch let e as ProviderError where e.kind == .notFound {
             return nil
