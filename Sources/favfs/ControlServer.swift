@@ -6,7 +6,9 @@ import FavFSCore
 ///   remembers whether to keep the cache, answers `ready`, and after the kernel unmount
 ///   `evicted FILES BYTES`;
 /// - `status` and `status PATH`: the mount's or an item's state, as lines, then `end`;
-/// - `thumbnail PATH`: `file FILE` (the kept preview) or `error: …`, then `end`.
+/// - `thumbnail PATH`: `file FILE` (the kept preview) or `error: …`, then `end`;
+/// - `pin PATH`, `unpin PATH`: `ok` or `error: …`, then `end`;
+/// - `evict PATH` (free up space): see `evict(_:)`, then `end`.
 final class ControlServer: @unchecked Sendable {
     private let domain: Domain
     private let remote: String
@@ -51,6 +53,9 @@ final class ControlServer: @unchecked Sendable {
                 let pin = line.hasPrefix("pin /")
                 s.send(setPinned(ItemIdentifier(String(line.drop { $0 != "/" })), pin))
                 s.send("end")
+            } else if line.hasPrefix("evict /") {
+                for l in evict(ItemIdentifier(String(line.dropFirst("evict ".count)))) { s.send(l) }
+                s.send("end")
             } else if line.hasPrefix("thumbnail /") {
                 s.send(thumbnail(ItemIdentifier(String(line.dropFirst("thumbnail ".count)))))
                 s.send("end")
@@ -76,6 +81,24 @@ final class ControlServer: @unchecked Sendable {
         return answer.line
     }
 
+    /// `evict PATH` (free up space): `unpinned PATH` and `kept PATH: why` lines, then
+    /// `freed FILES BYTES`, or `error: …`. Blocks this (control) thread meanwhile.
+    private func evict(_ id: ItemIdentifier) -> [String] {
+        let done = DispatchSemaphore(value: 0)
+        let answer = AnswerBox()
+        let domain = self.domain
+        Task {
+            do {
+                let r = try await domain.evict(id)
+                answer.lines = r.unpinned.map { "unpinned \($0.rawValue)" } + r.kept.map { "kept \($0.id.rawValue): \($0.reason)" }
+                    + ["freed \(r.files) \(r.bytes)"]
+            } catch { answer.lines = ["error: \(error)"] }
+            done.signal()
+        }
+        done.wait()
+        return answer.lines
+    }
+
     /// Blocks this (control) thread while the preview is found or fetched.
     private func thumbnail(_ id: ItemIdentifier) -> String {
         guard let store = thumbnails else { return "error: previews are not kept by this mount" }
@@ -91,7 +114,8 @@ final class ControlServer: @unchecked Sendable {
         return answer.line
     }
 
-    final class AnswerBox: @unchecked Sendable { var line = "" }
+    /// What a task answers the waiting control thread (written before `done.signal()`).
+    final class AnswerBox: @unchecked Sendable { var line = ""; var lines: [String] = [] }
 
     /// Blocks this (control) thread until uploads are done or only failed ones remain.
     private func drainUploads(reportingTo s: LineSocket) -> [ProviderError] {

@@ -20,7 +20,7 @@ struct FavFS: AsyncParsableCommand {
               favfs unmount ~/Remote
             """,
         version: FavFSVersion.description,
-        subcommands: [MountCommand.self, UnmountCommand.self, StatusCommand.self, ThumbnailCommand.self, PinCommand.self, UnpinCommand.self, RemoteCommand.self]
+        subcommands: [MountCommand.self, UnmountCommand.self, StatusCommand.self, ThumbnailCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, RemoteCommand.self]
     )
 
     /// The parser's own entry point, with two conventions in front of it: no arguments at all is

@@ -426,6 +426,22 @@ public final class ContentCache: @unchecked Sendable {
         return true
     }
 
+    /// What `evictUnlessDirty` did with an item's content.
+    enum FreeingOutcome: Equatable { case evicted, inUse, notUploaded }
+
+    /// Free up space for one item: drops its cached content unless a handle or a download uses
+    /// it, or it is dirty (the only copy). Both are checked under this cache's lock, which a
+    /// write needs first (`retain`): content found clean here cannot turn dirty before it goes.
+    func evictUnlessDirty(_ r: PlaceholderStore.ContentRecord) -> FreeingOutcome {
+        lock.lock(); defer { lock.unlock() }
+        if let e = entries[r.id], e.withLock({ e.users > 0 }) { return .inUse }
+        // Unreadable journal: anything could be dirty.
+        guard (try? store.hasJournal(r.id)) == false else { return .notUploaded }
+        unlink(path(r.file))
+        try? store.deleteContent(r.id)
+        return .evicted
+    }
+
     /// Items whose cached content is the only copy (dirty): never evicted. Nil when the journal
     /// cannot be read: then nothing may be evicted, since anything could be dirty.
     private func dirtyItems() -> Set<ItemIdentifier>? {

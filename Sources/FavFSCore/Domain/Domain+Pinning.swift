@@ -126,7 +126,7 @@ extension Domain {
     }
 
     /// The item at `id`, looked up through its parent's listing if need be.
-    private func existingItem(_ id: ItemIdentifier) async throws -> Item {
+    func existingItem(_ id: ItemIdentifier) async throws -> Item {
         if id.isRoot { return lock.withLock { rootItem } }
         guard let parent = id.parent else { throw error(.notFound, id, "no such item") }
         return try await lookup(parent, id.name)

@@ -298,6 +298,15 @@ public final class PlaceholderStore: Sendable {
         try write { db in try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [id.rawValue]) }
     }
 
+    /// The content records of `id` and of everything below it.
+    public func contentRecords(atOrBelow id: ItemIdentifier) throws -> [ContentRecord] {
+        let subtree = Subtree(id: id)
+        return try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM content WHERE \(subtree.includes("id")) ORDER BY id",
+                             arguments: subtree.includesArguments).map(Self.record)
+        }
+    }
+
     /// Every content record, least recently used first (the eviction order).
     public func contentByLastUse() throws -> [ContentRecord] {
         try read { db in try Row.fetchAll(db, sql: "SELECT * FROM content ORDER BY lastUsed ASC").map(Self.record) }
@@ -361,6 +370,11 @@ public final class PlaceholderStore: Sendable {
 
     public func journalEntries() throws -> [JournalEntry] {
         try read { db in try Row.fetchAll(db, sql: "SELECT * FROM journal ORDER BY since").map(Self.journal) }
+    }
+
+    /// Whether `id` has a journal row (is dirty).
+    public func hasJournal(_ id: ItemIdentifier) throws -> Bool {
+        try read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM journal WHERE id = ?", arguments: [id.rawValue]) ?? false }
     }
 
     public func deleteJournal(_ id: ItemIdentifier) throws {

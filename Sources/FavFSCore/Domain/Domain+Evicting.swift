@@ -1,0 +1,56 @@
+import Foundation
+
+/// Free up space (File Provider's `evictItem`, OneDrive's "Free up space"): the cached content
+/// of a file, or of everything below a folder, goes; the placeholders stay, so the names, sizes
+/// and times still show and a later read downloads again. What is the only copy (dirty) or in
+/// use stays, and the report says why.
+extension Domain {
+    /// What `evict` freed, what it unpinned and what it kept.
+    public struct EvictionReport: Sendable, Equatable {
+        public var files = 0
+        public var bytes: Int64 = 0
+        /// Pins at or below the item, removed first (pinned content would be fetched again).
+        public var unpinned: [ItemIdentifier] = []
+        /// Items whose content stays, with why.
+        public var kept: [Kept] = []
+
+        public struct Kept: Sendable, Equatable {
+            public var id: ItemIdentifier
+            public var reason: String
+        }
+    }
+
+    /// Drops the cached content of `id` and of everything below it; placeholders stay. Pins at
+    /// or below it are removed first; an item pinned through a folder above it is refused (the
+    /// pin would download it again at once).
+    public func evict(_ id: ItemIdentifier) async throws -> EvictionReport {
+        _ = try await existingItem(id)
+        if let root = pins.root(covering: id), root != id {
+            throw error(.invalidName, id, "pinned through \(root.rawValue): unpin that folder, or free up space on it")
+        }
+        var report = EvictionReport()
+        let prefix = id.isRoot ? "/" : id.rawValue + "/"
+        report.unpinned = pins.all.filter { $0 == id || $0.rawValue.hasPrefix(prefix) }
+        if !report.unpinned.isEmpty {
+            do { try store.removePin(id) } catch { throw self.error(.localIO, id, "cannot remove the pin: \(error)") }
+            pins.remove(id)
+            log.info("unpinned \(report.unpinned.map(\.rawValue).joined(separator: ", ")) to free up space")
+        }
+        let records: [PlaceholderStore.ContentRecord]
+        do { records = try store.contentRecords(atOrBelow: id) }
+        catch { throw self.error(.localIO, id, "cannot read the cache index: \(error)") }
+        for r in records {
+            switch content.evictUnlessDirty(r) {
+            case .evicted:
+                report.files += 1
+                report.bytes += r.ranges.count
+            case .inUse:
+                report.kept.append(.init(id: r.id, reason: "open, or being downloaded"))
+            case .notUploaded:
+                report.kept.append(.init(id: r.id, reason: "changed here and not uploaded yet: this is its only copy"))
+            }
+        }
+        log.info("freed up space at \(id): \(report.files) cached files, \(report.bytes) bytes; \(report.kept.count) kept")
+        return report
+    }
+}
