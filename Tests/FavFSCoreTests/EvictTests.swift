@@ -74,4 +74,38 @@ final class EvictTests: XCTestCase {
         _ = await d.stopBackgroundWork(within: 20)
         _ = d.shutdown(keepContent: true)
     }
+
+    /// `favfs status`: pinned downloads count a large file's bytes as they arrive; the cache
+    /// line counts what counts against the cache size, not pinned content.
+    func testPinProgressCountsBytesAsTheyArriveAndTheCacheLineLeavesPinsOut() async throws {
+        let f = try LocalFixture()
+        try f.write("p/big.bin", randomData(6 << 20, seed: 5))
+        try f.write("loose.bin", randomData(1000, seed: 6))
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        _ = try await d.lookup(.rootContainer, "loose.bin")
+        _ = try await readAll(d, "/loose.bin")
+        _ = try await d.lookup(ItemIdentifier("/p"), "big.bin")
+        // The first 2 MiB request answers at once, the next ones after 10 s.
+        f.provider.delayFrom = 2 << 20
+        f.provider.delay = 10_000_000_000
+        try await d.setPinned(ItemIdentifier("/p"), true)
+        var s = d.pinStatus()
+        for _ in 0..<800 where s.downloadBytesDone < 2 << 20 {
+            try await Task.sleep(nanoseconds: 10_000_000)
+            s = d.pinStatus()
+        }
+        XCTAssertEqual(s.downloadFilesDone, 0, "\(s)")
+        XCTAssertGreaterThanOrEqual(s.downloadBytesDone, 2 << 20, "the first bytes of the file in progress count: \(s)")
+        XCTAssertEqual(s.downloadBytesQueued, 6 << 20)
+        for _ in 0..<3000 where d.pinStatus().downloadFilesDone < 1 { try await Task.sleep(nanoseconds: 10_000_000) }
+        s = d.pinStatus()
+        XCTAssertEqual(s.downloadBytesDone, 6 << 20)
+        XCTAssertEqual(s.bytes, 6 << 20)
+        let status = d.status()
+        XCTAssertEqual(status.cachedFiles, 1, "only loose.bin counts against the cache size")
+        XCTAssertEqual(status.cachedBytes, 1000)
+        _ = await d.stopBackgroundWork(within: 20)
+        _ = d.shutdown(keepContent: true)
+    }
 }

@@ -48,7 +48,9 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     private let lock = NSLock()
     private var _reads: [(String, Range<Int64>)] = []
     private var _enumerated: [ItemIdentifier] = []
+    /// Nanoseconds each read waits first; only reads from `delayFrom` on, when that is set.
     var delay: UInt64 = 0
+    var delayFrom: Int64 = 0
     /// Each upload first waits this long (cancellable): an upload still running at unmount.
     var uploadDelay: UInt64 = 0
     /// Nanoseconds each listing takes on top of the real one (a slow server).
@@ -75,7 +77,7 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     func item(for identifier: ItemIdentifier) async throws -> Item { try await inner.item(for: identifier) }
     func readContents(of item: Item, range: Range<Int64>, into sink: ContentSink) async throws -> Range<Int64> {
         lock.withLock { _reads.append((item.identifier.rawValue, range)) }
-        if delay > 0 { try await Task.sleep(nanoseconds: delay) }
+        if delay > 0 && range.lowerBound >= delayFrom { try await Task.sleep(nanoseconds: delay) }
         return try await inner.readContents(of: item, range: range, into: sink)
     }
 }

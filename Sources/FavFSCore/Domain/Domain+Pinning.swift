@@ -151,9 +151,11 @@ extension Domain {
     public func pinStatus() -> PinStatus {
         let records = ((try? store.contentByLastUse()) ?? []).filter { !$0.ranges.isEmpty && pins.covers($0.id) }
         let p = pinnedDownloads.current
+        // A large file's progress shows as its chunks arrive, not only once it is whole.
+        let arriving = p.downloading.reduce(Int64(0)) { $0 + content.presentBytes(of: $1.identifier, version: Self.contentVersion($1)) }
         return PinStatus(pinned: pins.all, files: records.count, bytes: records.reduce(0) { $0 + $1.ranges.count },
                          downloadFilesDone: p.filesDone, downloadFilesQueued: p.filesQueued,
-                         downloadBytesDone: p.bytesDone, downloadBytesQueued: p.bytesQueued,
+                         downloadBytesDone: min(p.bytesQueued, p.bytesDone + arriving), downloadBytesQueued: p.bytesQueued,
                          downloadFailures: p.failures, lastError: p.lastError)
     }
 }

@@ -399,6 +399,8 @@ public final class Domain: @unchecked Sendable {
 
     /// The mount at a glance, for `favfs status`.
     public struct Status: Sendable {
+        /// Content that counts against the cache size: pinned content is not in these
+        /// (`pinStatus` has it).
         public var cachedFiles: Int
         public var cachedBytes: Int64
         public var cacheLimit: Int64
@@ -411,9 +413,9 @@ public final class Domain: @unchecked Sendable {
     }
 
     public func status() -> Status {
-        let records = (try? store.contentByLastUse()) ?? []
+        let records = ((try? store.contentByLastUse()) ?? []).filter { !$0.ranges.isEmpty && !pins.covers($0.id) }
         let pending = pendingUploads()
-        return Status(cachedFiles: records.filter { !$0.ranges.isEmpty }.count,
+        return Status(cachedFiles: records.count,
                       cachedBytes: records.reduce(0) { $0 + $1.ranges.count }, cacheLimit: content.limit,
                       pendingUploads: pending.items, pendingBytes: pending.bytes, failedUploads: pending.failed, refusedUploads: refusedUploads(),
                       lastNetworkError: lock.withLock { lastNetworkError })

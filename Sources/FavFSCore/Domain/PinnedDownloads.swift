@@ -11,6 +11,8 @@ final class PinnedDownloads: @unchecked Sendable {
         var bytesDone: Int64 = 0
         var failures = 0
         var lastError: String?
+        /// The files being downloaded now: their bytes already here count as done.
+        var downloading: [Item] = []
         var running: Bool { filesDone + failures < filesQueued }
     }
 
@@ -21,7 +23,15 @@ final class PinnedDownloads: @unchecked Sendable {
     private var workers = 0
     private var progress = Progress()
 
-    var current: Progress { lock.withLock { progress } }
+    private var downloading: [ItemIdentifier: Item] = [:]
+
+    var current: Progress {
+        lock.withLock {
+            var p = progress
+            p.downloading = downloading.values.sorted { $0.identifier.rawValue < $1.identifier.rawValue }
+            return p
+        }
+    }
 
     /// Queues `item`; returns whether a new worker should start (the caller starts it).
     func enqueue(_ item: Item) -> Bool {
@@ -41,13 +51,16 @@ final class PinnedDownloads: @unchecked Sendable {
     func next() -> Item? {
         lock.withLock {
             if queue.isEmpty { workers -= 1; return nil }
-            return queue.removeFirst()
+            let item = queue.removeFirst()
+            downloading[item.identifier] = item
+            return item
         }
     }
 
     func finished(_ item: Item, error: String?) {
         lock.withLock {
             queued.remove(item.identifier)
+            downloading[item.identifier] = nil
             if let error { progress.failures += 1; progress.lastError = error } else {
                 progress.filesDone += 1
                 progress.bytesDone += item.size
