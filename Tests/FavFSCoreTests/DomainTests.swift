@@ -33,7 +33,7 @@ final class DomainTests: XCTestCase {
         let first = try await d.children(of: .rootContainer).map(\.name)
         XCTAssertEqual(first, ["a.txt"])
         var names: [String] = []
-        for _ in 0..<100 {
+        for _ in 0..<500 {
             try await Task.sleep(nanoseconds: 20_000_000)
             names = try await d.children(of: .rootContainer).map(\.name)
             if names == ["new.txt"] { break }
@@ -105,7 +105,7 @@ final class DomainTests: XCTestCase {
         // starts a listing in the background)...
         let before = f.provider.enumerations(of: .rootContainer)
         var names: [String] = []
-        for _ in 0..<100 {
+        for _ in 0..<500 {
             names = try await d.children(of: .rootContainer).map(\.name)
             if f.provider.enumerations(of: .rootContainer) >= before + 2 { break }
             try await Task.sleep(nanoseconds: 20_000_000)
@@ -113,7 +113,7 @@ final class DomainTests: XCTestCase {
         XCTAssertEqual(names, [".git", "plain"])
         // ...and goes with it.
         try FileManager.default.removeItem(at: f.served.appendingPathComponent(".git"))
-        for _ in 0..<100 {
+        for _ in 0..<500 {
             names = try await d.children(of: .rootContainer).map(\.name)
             if names == ["plain"] { break }
             try await Task.sleep(nanoseconds: 20_000_000)
@@ -166,7 +166,7 @@ final class DomainTests: XCTestCase {
         for i in 0..<5 { try f.write("d\(i)/x.txt", Data("x".utf8)) }
         let d = try f.makeDomain()
         _ = try await d.children(of: .rootContainer)
-        for _ in 0..<100 where f.provider.enumerations < 6 { try await Task.sleep(nanoseconds: 10_000_000) }
+        for _ in 0..<1000 where f.provider.enumerations < 6 { try await Task.sleep(nanoseconds: 10_000_000) }
         XCTAssertEqual(f.provider.enumerations, 6, "root and its 5 subfolders")
         // An opendir now is served from placeholders.
         let names = try await d.children(of: ItemIdentifier("/d3")).map(\.name)
@@ -187,7 +187,7 @@ final class DomainTests: XCTestCase {
             let r = try await d.read(handle: h, offset: off, size: 4096)
             XCTAssertEqual(bytes(r), data.subdata(in: Int(off)..<Int(off) + 4096))
         }
-        for _ in 0..<300 where d.state(of: ItemIdentifier("/r.bin")) != "materialized" {
+        for _ in 0..<3000 where d.state(of: ItemIdentifier("/r.bin")) != "materialized" {
             try await Task.sleep(nanoseconds: 10_000_000)
         }
         XCTAssertEqual(d.state(of: ItemIdentifier("/r.bin")), "materialized")

@@ -40,7 +40,7 @@ final class GrowingContentTests: XCTestCase {
         try? await Task.sleep(nanoseconds: 50_000_000)
         XCTAssertEqual(done.hits, 0, "handed over before the piece was complete")
         content.extend(to: 5_000)
-        for _ in 0..<100 where done.hits == 0 { try? await Task.sleep(nanoseconds: 10_000_000) }
+        for _ in 0..<1000 where done.hits == 0 { try? await Task.sleep(nanoseconds: 10_000_000) }
         XCTAssertEqual(done.hits, 1, "the complete piece was not handed over")
         content.finish(length: 5_000)  // releases the waiter whatever happened
         let state = await waiter.value

@@ -62,7 +62,7 @@ final class WriteBackTests: XCTestCase {
         try FileManager.default.removeItem(at: f.served.appendingPathComponent("doc.txt"))
         try f.write("doc.txt/inside", Data("other client".utf8))
         // The listing revalidates in the background (dirCacheTime 0): wait for it.
-        for _ in 0..<100 where d.cachedItem(id)?.kind != .folder {
+        for _ in 0..<500 where d.cachedItem(id)?.kind != .folder {
             _ = try await d.children(of: .rootContainer)
             try await Task.sleep(nanoseconds: 20_000_000)
         }
