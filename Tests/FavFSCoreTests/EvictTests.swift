@@ -31,6 +31,12 @@ final class EvictTests: XCTestCase {
         }
         XCTAssertEqual(d.state(of: ItemIdentifier("/d/a.bin")), "materialized")
         try await d.setPinned(ItemIdentifier("/d/sub"), true)
+        // The pin's background pass holds c.bin while it checks it (in use: it would be kept).
+        for _ in 0..<1000 {
+            let p = d.pinStatus()
+            if p.downloadFilesDone + p.downloadFailures >= p.downloadFilesQueued { break }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
         // Open: kept. Changed here, its upload not done: kept (the only copy).
         let (open, _) = try d.openFile(ItemIdentifier("/d/b.bin"))
         f.provider.uploadDelay = 120_000_000_000
@@ -55,6 +61,10 @@ final class EvictTests: XCTestCase {
         XCTAssertEqual(kept, Data("only here".utf8))
         let again = try await readAll(d, "/d/a.bin")
         XCTAssertEqual(again, files["d/a.bin"])
+        // Its cache record is written off the reader's path: freeing finds what is recorded.
+        for _ in 0..<500 where (try? d.store.contentRecord(ItemIdentifier("/d/a.bin")))?.ranges.count != 300_000 {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
 
         // One file; then everything that is left.
         let one = try await d.evict(ItemIdentifier("/top.bin"))

@@ -427,14 +427,16 @@ public final class ContentCache: @unchecked Sendable {
     }
 
     /// What `evictUnlessDirty` did with an item's content.
-    enum FreeingOutcome: Equatable { case evicted, inUse, notUploaded }
+    enum FreeingOutcome: Equatable { case evicted, open, downloading, notUploaded }
 
     /// Free up space for one item: drops its cached content unless a handle or a download uses
     /// it, or it is dirty (the only copy). Both are checked under this cache's lock, which a
     /// write needs first (`retain`): content found clean here cannot turn dirty before it goes.
     func evictUnlessDirty(_ r: PlaceholderStore.ContentRecord) -> FreeingOutcome {
         lock.lock(); defer { lock.unlock() }
-        if let e = entries[r.id], e.withLock({ e.users > 0 }) { return .inUse }
+        if let e = entries[r.id], let busy = e.withLock({ e.users > 0 ? e.openHandles > 0 : nil }) {
+            return busy ? .open : .downloading
+        }
         // Unreadable journal: anything could be dirty.
         guard (try? store.hasJournal(r.id)) == false else { return .notUploaded }
         unlink(path(r.file))

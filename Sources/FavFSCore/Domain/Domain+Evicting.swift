@@ -20,6 +20,9 @@ extension Domain {
         }
     }
 
+    /// Seconds `evict` waits for background downloads of what it frees to end.
+    static let evictWaitsForDownloads: Double = 5
+
     /// Drops the cached content of `id` and of everything below it; placeholders stay. Pins at
     /// or below it are removed first; an item pinned through a folder above it is refused (the
     /// pin would download it again at once).
@@ -39,17 +42,34 @@ extension Domain {
         let records: [PlaceholderStore.ContentRecord]
         do { records = try store.contentRecords(atOrBelow: id) }
         catch { throw self.error(.localIO, id, "cannot read the cache index: \(error)") }
-        for r in records {
-            switch content.evictUnlessDirty(r) {
-            case .evicted:
-                report.files += 1
-                report.bytes += r.ranges.count
-            case .inUse:
-                report.kept.append(.init(id: r.id, reason: "open, or being downloaded"))
-            case .notUploaded:
-                report.kept.append(.init(id: r.id, reason: "changed here and not uploaded yet: this is its only copy"))
+        // Content a background download holds (read-ahead, a pin's pass) is freed once it ends,
+        // within a few seconds; content open in a program stays.
+        var pending = records
+        let deadline = Date().addingTimeInterval(Self.evictWaitsForDownloads)
+        while !pending.isEmpty {
+            var downloading: [PlaceholderStore.ContentRecord] = []
+            for r in pending {
+                switch content.evictUnlessDirty(r) {
+                case .evicted:
+                    report.files += 1
+                    report.bytes += r.ranges.count
+                case .open:
+                    report.kept.append(.init(id: r.id, reason: "open"))
+                case .downloading:
+                    downloading.append(r)
+                case .notUploaded:
+                    report.kept.append(.init(id: r.id, reason: "changed here and not uploaded yet: this is its only copy"))
+                }
             }
+            pending = downloading
+            if pending.isEmpty { break }
+            if Date() >= deadline {
+                report.kept += pending.map { .init(id: $0.id, reason: "being downloaded") }
+                break
+            }
+            try? await Task.sleep(nanoseconds: 50_000_000)
         }
+        report.kept.sort { $0.id.rawValue < $1.id.rawValue }
         log.info("freed up space at \(id): \(report.files) cached files, \(report.bytes) bytes; \(report.kept.count) kept")
         return report
     }
