@@ -68,6 +68,9 @@ final class FreedesktopThumbnailEndToEndTests: XCTestCase {
             at += 12 + length
         assert text.get("Thumb::URI") == uri, (text, uri)
         assert text.get("Thumb::MTime") == str(int(os.stat(path).st_mtime)), (text, os.stat(path).st_mtime)
+        # Favart keeps no times: favfs shows when it first saw the image, never 0 (tumbler
+        # rebuilds a thumbnail whose MTime is 0, downloading the image).
+        assert int(os.stat(path).st_mtime) > 1_000_000_000, ("no time", path, os.stat(path).st_mtime)
         assert max(size) <= 128 and min(size) > 0, size
         assert oct(os.stat(thumb).st_mode & 0o777) == "0o600", oct(os.stat(thumb).st_mode)
         print("ok", path, size, text["Thumb::MTime"])

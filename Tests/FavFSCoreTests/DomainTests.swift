@@ -123,6 +123,51 @@ final class DomainTests: XCTestCase {
         catch let e as ProviderError { XCTAssertEqual(e.kind, .notFound) }
     }
 
+    /// A remote that keeps no times (Favart): an item shows when this cache dir first saw its
+    /// version, not 1970 — the same at every listing and after a restart, new when its content
+    /// changes (a thumbnail's Thumb::MTime stays valid exactly as long as the image).
+    func testItemsWithoutTimesShowWhenThisCacheFirstSawThem() async throws {
+        let f = try LocalFixture()
+        f.provider.dropsTimes = true
+        try f.write("a.jpg", Data("one".utf8))
+        let start = Int64(Date().timeIntervalSince1970)
+        var d = try f.makeDomain(dirCacheTime: 0)
+        _ = try await d.connect()
+        XCTAssertGreaterThanOrEqual(d.cachedItem(.rootContainer)?.modifiedTime?.seconds ?? 0, start, "the root")
+        let found = try await d.lookup(.rootContainer, "a.jpg")
+        let t = try XCTUnwrap(found.modifiedTime)
+        XCTAssertGreaterThanOrEqual(t.seconds, start)
+        try await Task.sleep(nanoseconds: 1_100_000_000)
+        func relisted(_ d: Domain) async throws -> Item? {
+            let before = f.provider.enumerations(of: .rootContainer)
+            for _ in 0..<500 where f.provider.enumerations(of: .rootContainer) < before + 2 {
+                _ = try await d.children(of: .rootContainer)
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+            return try await d.children(of: .rootContainer).first { $0.name == "a.jpg" }
+        }
+        let again = try await relisted(d)
+        XCTAssertEqual(again?.modifiedTime, t, "a listing kept the time")
+        _ = await d.stopBackgroundWork(within: 20)
+        _ = d.shutdown(keepContent: true)
+
+        d = try f.makeDomain(dirCacheTime: 0)
+        _ = try await d.connect()
+        let afterRestart = try await relisted(d)
+        XCTAssertEqual(afterRestart?.modifiedTime, t, "the time survived a restart")
+        try f.write("a.jpg", Data("another image".utf8))
+        var changed: Item?
+        for _ in 0..<500 {
+            changed = try await d.children(of: .rootContainer).first { $0.name == "a.jpg" }
+            if changed?.size == 13 { break }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        XCTAssertEqual(changed?.size, 13)
+        XCTAssertGreaterThan(changed?.modifiedTime?.seconds ?? 0, t.seconds, "new content, a new time")
+        _ = await d.stopBackgroundWork(within: 20)
+        _ = d.shutdown(keepContent: true)
+    }
+
     func testAPartialReadFetchesOnlyItsChunks() async throws {
         let f = try LocalFixture()
         let data = randomData(8 << 20)

@@ -72,9 +72,16 @@ final class RecordingProvider: Provider, @unchecked Sendable {
         if listingDelay > 0 { try await Task.sleep(nanoseconds: listingDelay) }
         // As nginx's dav-ext module does (with `extraCapabilities` saying so).
         if extraCapabilities.contains(.listingsMayLeaveOutDotNames) { page.items.removeAll { $0.name.hasPrefix(".") } }
+        if dropsTimes { page.items = page.items.map(Self.withoutTime) }
         return page
     }
-    func item(for identifier: ItemIdentifier) async throws -> Item { try await inner.item(for: identifier) }
+    func item(for identifier: ItemIdentifier) async throws -> Item {
+        let item = try await inner.item(for: identifier)
+        return dropsTimes ? Self.withoutTime(item) : item
+    }
+    /// As a remote that keeps no modification times (Favart) answers.
+    var dropsTimes = false
+    private static func withoutTime(_ item: Item) -> Item { var item = item; item.modifiedTime = nil; return item }
     func readContents(of item: Item, range: Range<Int64>, into sink: ContentSink) async throws -> Range<Int64> {
         lock.withLock { _reads.append((item.identifier.rawValue, range)) }
         if delay > 0 && range.lowerBound >= delayFrom { try await Task.sleep(nanoseconds: delay) }

@@ -38,6 +38,10 @@ extension Domain {
             }
             items = overlayChanges(items, in: folder, since: since)
             if !keptModifiedTimes.isEmpty { items = items.map(withKeptModifiedTime) }
+            if items.contains(where: { $0.modifiedTime == nil }) {
+                let before = loadedState(folder), now = Self.now
+                items = items.map { Self.withFirstSeenTime($0, before: before?[$0.name], now: now) }
+            }
             var state = FolderState(folder: folder, items: items, listedAt: listedAt)
             state.verified = true
             state.listingSeconds = Date().timeIntervalSince(started)

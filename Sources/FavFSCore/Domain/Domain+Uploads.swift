@@ -184,6 +184,7 @@ extension Domain {
         // (it would discard the cache file an upload may still be reading).
         let state: DirtyState? = lock.withLock {
             guard let d = dirty.unchanged(id, generation: generation) else { return nil }
+            item = withFirstSeenTimeLocked(item)
             do {
                 // The journal row goes only if it is still the one this upload answered.
                 try store.commitUpload(item, contentVersion: version, journalSince: d.journal.since)

@@ -24,6 +24,7 @@ extension Domain {
 
     /// Puts an item into its parent's listing (memory and store).
     func setPlaceholder(_ item: Item, persist: Bool = true) {
+        let item = item.modifiedTime == nil ? lock.withLock { withFirstSeenTimeLocked(item) } : item
         placeholderWrites.withLock {
             if persist { try? store.upsert(item) }
             guard let parent = item.parent else { lock.withLock { rootItem = item }; return }

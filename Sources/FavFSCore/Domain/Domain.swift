@@ -94,6 +94,7 @@ public final class Domain: @unchecked Sendable {
                 try await provider.item(for: .rootContainer)
             }
             root.kind = .folder
+            root = lock.withLock { withFirstSeenTimeLocked(root) }
             try? store.upsert(root)
             lock.withLock { rootItem = root }
             return .online
