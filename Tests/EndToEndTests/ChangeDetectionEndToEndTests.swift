@@ -66,7 +66,8 @@ struct ChangeDetectionEndToEndTests {
             // The folder is gone here too: making it again is not EEXIST.
             #expect(throws: Never.self) { try fm.createDirectory(atPath: dir + "/gone", withIntermediateDirectories: false) }
         }
-        #expect(try m.unmount().succeeded)
+        let unmounted = try m.unmount()
+        #expect(unmounted.succeeded, "favfs unmount: \(unmounted) — \(m.logProblems())")
     }
 
     /// The local provider watches the folders in use with inotify: changes arrive at once, with
@@ -89,7 +90,8 @@ struct ChangeDetectionEndToEndTests {
         #expect(waitUntil(10) { (try? fm.contentsOfDirectory(atPath: dir)) == ["new.txt"] && !fm.fileExists(atPath: dir + "/a.txt") },
                 "not seen within 10 s: \((try? fm.contentsOfDirectory(atPath: dir)) ?? [])")
         #expect(fm.contents(atPath: dir + "/new.txt") == Data("new\n".utf8))
-        #expect(try m.unmount().succeeded)
+        let unmounted = try m.unmount()
+        #expect(unmounted.succeeded, "favfs unmount: \(unmounted) — \(m.logProblems())")
     }
 
     /// Placeholders from an earlier mount are not trusted to say what exists: a folder deleted
@@ -111,7 +113,8 @@ struct ChangeDetectionEndToEndTests {
         let dir = m.path + "/" + root
         #expect(Set(try fm.contentsOfDirectory(atPath: dir)) == ["sub", "kept.txt"])
         #expect(try fm.contentsOfDirectory(atPath: dir + "/sub") == ["f.txt"])
-        #expect(try m.unmount().succeeded)
+        let unmounted = try m.unmount()
+        #expect(unmounted.succeeded, "favfs unmount: \(unmounted) — \(m.logProblems())")
 
         try s.remove("\(root)/sub")
         try s.seed(files: ["\(root)/new.txt": Data("n\n".utf8)], folders: [])
@@ -120,7 +123,8 @@ struct ChangeDetectionEndToEndTests {
         #expect(throws: Never.self) { try fm.createDirectory(atPath: dir + "/sub", withIntermediateDirectories: false) }
         #expect(Set(try fm.contentsOfDirectory(atPath: dir)) == ["sub", "kept.txt", "new.txt"])
         #expect(try fm.contentsOfDirectory(atPath: dir + "/sub") == [])
-        #expect(try m.unmount().succeeded)
+        let again = try m.unmount()
+        #expect(again.succeeded, "favfs unmount: \(again) — \(m.logProblems())")
         #expect(try s.exists("\(root)/sub"))
     }
 
@@ -146,7 +150,8 @@ struct ChangeDetectionEndToEndTests {
         let propfinds = lines.filter { $0.hasPrefix("PROPFIND") }.count
         print("poll cost: \(lines.count) requests (\(propfinds) PROPFIND) in 60 s for 10 folders in use (+ the root)")
         #expect(lines.count > 0, "the poller sent nothing")
-        #expect(try m.unmount().succeeded)
+        let unmounted = try m.unmount()
+        #expect(unmounted.succeeded, "favfs unmount: \(unmounted) — \(m.logProblems())")
     }
 
     static func fixture(_ name: String) -> String {
