@@ -253,8 +253,8 @@ def _fio(ctx, path, size, runtime):
 # The PROPFIND favfs sends (WebDAVProvider.itemProperties). curl without a body asks for
 # allprop, which costs Apache about three times as much (lock discovery, content types): a
 # baseline favfs never pays, so the comparison would flatter favfs.
-PROPFIND_BODY = ('<?xml version="1.0" encoding="utf-8"?>\n<D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/>'
-                 '<D:getcontentlength/><D:getlastmodified/><D:getetag/></D:prop></D:propfind>\n')
+PROPFIND_BODY = ('<?xml version="1.0" encoding="utf-8"?>\n<D:propfind xmlns:D="DAV:" xmlns:F="urn:x-favfs:"><D:prop>'
+                 '<D:resourcetype/><D:getcontentlength/><D:getlastmodified/><D:getetag/><F:mtime/></D:prop></D:propfind>\n')
 PROPFIND = ["-X", "PROPFIND", "-H", "Depth: 1", "-H", "Content-Type: application/xml; charset=utf-8",
             "--data-binary", PROPFIND_BODY]
 
