@@ -10,6 +10,8 @@ extension Domain {
     /// At most this many recently used folders are polled (the most recent ones): a `find` over
     /// a big tree must not turn into a listing of every folder every 15 seconds.
     static let maxRecentFolders = 64
+    /// Folders of at least this many entries are polled less often when their listing is slow.
+    static let longListing = 1000
     /// Stamp-checked folders are listed in full every this many rounds anyway.
     static let fullListingEvery = 4
 
@@ -60,8 +62,10 @@ extension Domain {
                 guard refreshes[f] == nil, let s = folders[f] else { return false }
                 if let failed = s.lastFailure, now - failed < options.retryAfterFailure { return false }
                 // A folder whose listing takes long (100,000 entries: seconds) is listed at most
-                // 5% of the time.
-                return now - (s.listedAt ?? 0) >= max(options.pollInterval * 0.9, s.listingSeconds * 20)
+                // 5% of the time. Not a short one that was slow once (a loaded server or
+                // machine): that would hold its changes back for 20 times that moment.
+                let backOff = s.items.count >= Self.longListing ? s.listingSeconds * 20 : 0
+                return now - (s.listedAt ?? 0) >= max(options.pollInterval * 0.9, backOff)
             }
         }
         guard !due.isEmpty else { return }
