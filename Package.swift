@@ -61,7 +61,8 @@ let package = Package(
         // Real servers for tests (Apache mod_dav, ...), started on loopback by the tests themselves.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
 
-        .testTarget(name: "FavFSCoreTests", dependencies: ["FavFSCore", "Providers", "FUSEBridge"]),
+        .testTarget(name: "FavFSCoreTests", dependencies: ["FavFSCore", "Providers", "FUSEBridge",
+                                                          .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "FUSEBridgeTests", dependencies: ["FUSEBridge", "FavFSCore"]),
         // Seeded runs of the core (no FUSE) over the local provider with injected faults and
         // crashes, checked against a reference model.

@@ -56,6 +56,41 @@ final class DirtySetTests: XCTestCase {
         XCTAssertTrue(set.claimUpload(file))
     }
 
+    func testAChangeWhileAnUploadIsRecordedSavesARowTheCommitDoesNotDelete() {
+        var set = dirtySet(file)
+        XCTAssertTrue(set.claimUpload(file))
+        XCTAssertNil(set.beginCommit(file, generation: 1, version: "v2"), "a commit of a generation that is not the current one")
+        guard let begun = set.beginCommit(file, generation: 0, version: "v2") else { return XCTFail("the commit claims the item") }
+        XCTAssertEqual(begun.journal.since, 100)
+        // The store write runs without Domain.lock; a write lands meanwhile.
+        guard case .dirty(let row?) = set.changing(file) else { return XCTFail("a change during the commit saves a row") }
+        XCTAssertNotEqual(row.since, 100, "the commit deletes the row with since 100: this one must survive it")
+        XCTAssertEqual(row.baseVersion, "v2", "based on what the remote just confirmed")
+        XCTAssertFalse(row.isNew)
+        XCTAssertEqual(set[file]?.journal.since, row.since, "the next commit deletes this row")
+        XCTAssertFalse(set.needsDurableJournal(file) == false, "the new row is made durable by the next fsync")
+        guard case .dirty(let again?) = set.changing(file) else { return XCTFail("each change during the commit saves the row") }
+        XCTAssertEqual(again.since, row.since, "the same row: saves landing in any order agree")
+        XCTAssertNil(set.unchanged(file, generation: 0), "the commit then finds the item changed")
+        let (_, saved) = set.confirmedButChanged(file, generation: 0, version: "v2")
+        XCTAssertEqual(saved?.since, row.since)
+        XCTAssertEqual(saved?.baseVersion, "v2")
+        guard case .dirty(let none) = set.changing(file) else { return XCTFail("still dirty") }
+        XCTAssertNil(none, "after the commit a change writes nothing more")
+    }
+
+    func testACommitThatFailedToWriteTheStoreStopsSavingRows() {
+        var set = dirtySet(file)
+        XCTAssertTrue(set.claimUpload(file))
+        XCTAssertNotNil(set.beginCommit(file, generation: 0, version: "v2"))
+        set.endCommit(file)
+        guard case .dirty(let row) = set.changing(file) else { return XCTFail("dirty") }
+        XCTAssertNil(row)
+        XCTAssertNotNil(set.beginCommit(file, generation: 1, version: "v3"))
+        XCTAssertNotNil(set.confirmed(file), "a commit with no change meanwhile leaves the item clean")
+        XCTAssertFalse(set.isDirty(file))
+    }
+
     func testOneUploadAtATime() {
         var set = dirtySet(file)
         XCTAssertFalse(set.claimUpload(ItemIdentifier("/docs/clean")))

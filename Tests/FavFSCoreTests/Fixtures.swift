@@ -1,4 +1,5 @@
 import Foundation
+import XCTest
 import FavFSCore
 import Providers
 
@@ -16,6 +17,7 @@ final class LocalFixture {
         try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: cacheDir, withIntermediateDirectories: true)
         provider = RecordingProvider(LocalProvider(root: served.path))
+        StoreWitness.reset()
     }
 
     func write(_ path: String, _ data: Data) throws {
@@ -38,7 +40,12 @@ final class LocalFixture {
         return Domain(provider: provider, store: store, content: content, options: options)
     }
 
-    deinit { try? FileManager.default.removeItem(at: base) }
+    deinit {
+        try? FileManager.default.removeItem(at: base)
+        // Every core test also checks that no SQLite call ran under `Domain.lock`.
+        let violations = StoreWitness.violations
+        if !violations.isEmpty { XCTFail("store calls under Domain.lock: \(violations)") }
+    }
 }
 
 /// Wraps a real provider and records the ranges it was asked to read (to check what a read

@@ -221,6 +221,7 @@ final class ReferenceModelTests: XCTestCase {
         var total = 0
         var seen: Set<String> = []
         let started = Date()
+        StoreWitness.reset()
         for seed in seeds {
             let run = Generator.steps(seed: seed, count: steps)
             total += run.count
@@ -241,6 +242,10 @@ final class ReferenceModelTests: XCTestCase {
             XCTFail("seed \(seed): \(last); steps: \(printed)")
         }
         print("reference model: \(seeds.count) runs, \(total) steps in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        // No SQLite call ran under `Domain.lock`, which every FUSE request takes, except where
+        // the code names why (counted).
+        print("reference model: store calls under Domain.lock, allowed: \(StoreWitness.allowed)")
+        XCTAssertEqual(StoreWitness.violations.map(\.description), [], "store calls under Domain.lock")
     }
 
     /// Runs `steps` on a fresh served folder and cache dir.

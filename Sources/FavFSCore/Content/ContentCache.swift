@@ -609,10 +609,30 @@ public final class ContentCache: @unchecked Sendable {
     /// Drops an item's content for good (it was deleted); open handles keep their file until closed.
     func remove(_ id: ItemIdentifier) {
         lock.lock(); defer { lock.unlock() }
-        if let e = entries[id] { e.withLock { e.deleted = true }; entries[id] = nil }
-        for e in superseded where e.withLock({ e.id == id }) { e.withLock { e.deleted = true } }
+        _ = detachLocked(id)
         if let r = try? store.contentRecord(id) { unlink(path(r.file)) }
         try? store.deleteContent(id)
+    }
+
+    /// `remove` in two steps, for a caller holding a lock no SQLite call may run under
+    /// (`Domain.lock`): this one forgets the open entries of `id` (marked deleted) and returns
+    /// the cache file of the one in use; `removeRecord` then deletes that file and its record.
+    func detach(_ id: ItemIdentifier) -> String? {
+        lock.withLock { detachLocked(id) }
+    }
+
+    private func detachLocked(_ id: ItemIdentifier) -> String? {
+        let file = entries[id]?.file
+        if let e = entries[id] { e.withLock { e.deleted = true }; entries[id] = nil }
+        for e in superseded where e.withLock({ e.id == id }) { e.withLock { e.deleted = true } }
+        return file
+    }
+
+    /// The second step of `remove` (after `detach`): the cache file `file` goes, with the record
+    /// of `id` if it still names that file (not one a newer entry recorded meanwhile).
+    func removeRecord(_ id: ItemIdentifier, file: String) {
+        unlink(path(file))
+        try? store.deleteContent(id, file: file)
     }
 
     /// The cache file of an item, for uploads (opened read-only, independent of handles), and

@@ -82,10 +82,11 @@ struct DirtySet {
     enum Change {
         /// The caller writes a journal row first, then calls `recorded`.
         case clean
-        /// Its generation moved on and its failure is forgotten. `unrefused`: its journal row,
-        /// when the server had refused the content before (a change is worth another try; the
-        /// caller saves the row).
-        case dirty(unrefused: PlaceholderStore.JournalEntry?)
+        /// Its generation moved on and its failure is forgotten. `save`: a journal row the
+        /// caller saves before the change lands — when the server had refused the content
+        /// before (a change is worth another try), or when an upload's commit is deleting the
+        /// row it answered (`beginCommit`).
+        case dirty(save: PlaceholderStore.JournalEntry?)
     }
 
     /// A change to `id` is about to land.
@@ -93,9 +94,14 @@ struct DirtySet {
         guard items[id] != nil else { return .clean }
         items[id]!.generation += 1
         items[id]!.failure = nil
-        guard items[id]!.journal.refused != nil else { return .dirty(unrefused: nil) }
+        if let row = items[id]!.rowDuringCommit {
+            items[id]!.journal = row
+            items[id]!.journalDurable = false
+            return .dirty(save: row)
+        }
+        guard items[id]!.journal.refused != nil else { return .dirty(save: nil) }
         items[id]!.journal.refused = nil
-        return .dirty(unrefused: items[id]!.journal)
+        return .dirty(save: items[id]!.journal)
     }
 
     /// The journal row `journal` was written: the item is dirty from now on. A file `isNew`
@@ -167,6 +173,28 @@ struct DirtySet {
         if items[id] != nil { items[id]!.journal = journal }
     }
 
+    /// The remote confirmed what `generation` held and the caller is about to record it in the
+    /// store without `Domain.lock` (deleting the journal row `since` names). Until `endCommit`
+    /// or `confirmed`, a change to `id` saves a row of its own (`changing`), based on
+    /// `version` and with a `since` the commit's delete does not match: a crash between that
+    /// change and the commit's end must not find the change without a row. Returns the state
+    /// the upload answered; nil when `id` changed since `generation` (nothing to record).
+    mutating func beginCommit(_ id: ItemIdentifier, generation: Int, since: Double? = nil, version: String?) -> DirtyState? {
+        guard let d = unchanged(id, generation: generation, since: since) else { return nil }
+        var row = d.journal
+        row.baseVersion = version
+        row.isNew = false
+        row.refused = nil
+        row.since = d.journal.since.nextUp
+        items[id]!.rowDuringCommit = row
+        return d
+    }
+
+    /// The store write of a commit ended (or failed): changes write no extra row any more.
+    mutating func endCommit(_ id: ItemIdentifier) {
+        if items[id] != nil { items[id]!.rowDuringCommit = nil }
+    }
+
     /// The remote confirmed the content of `id`: it is clean. Returns its last state (the
     /// waiters to answer, a time to set).
     mutating func confirmed(_ id: ItemIdentifier) -> DirtyState? { items.removeValue(forKey: id) }
@@ -177,6 +205,7 @@ struct DirtySet {
     mutating func confirmedButChanged(_ id: ItemIdentifier, generation: Int, version: String?)
         -> (answered: [UploadWaiter], journal: PlaceholderStore.JournalEntry?) {
         guard items[id] != nil else { return ([], nil) }
+        items[id]!.rowDuringCommit = nil
         items[id]!.journal.baseVersion = version
         items[id]!.journal.isNew = false
         let done = items[id]!.waiters.filter { $0.generation <= generation }

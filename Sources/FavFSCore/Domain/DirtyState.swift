@@ -23,6 +23,10 @@ struct DirtyState: Sendable {
     /// Its journal row was made durable by an fsync (`PlaceholderStore.makeDurable`): later
     /// fsyncs of the file need only its cache file synced.
     var journalDurable = false
+    /// An upload's commit is writing the store without `Domain.lock` (`DirtySet.beginCommit`):
+    /// the row a change landing meanwhile must write, since the commit deletes the row it
+    /// answered. Based on the version the remote just confirmed, with a `since` of its own.
+    var rowDuringCommit: PlaceholderStore.JournalEntry?
 
     init(journal: PlaceholderStore.JournalEntry) { self.journal = journal }
 }

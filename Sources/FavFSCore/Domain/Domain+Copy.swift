@@ -83,20 +83,33 @@ extension Domain {
         copy.identifier = destinationId
         copy.kind = .file
         let version = Self.contentVersion(copy)
-        let committed: DirtyState? = lock.withLock {
-            // Its handle may be closed already (the request answered ETIMEDOUT or EINTR and the
-            // program went on): the copy is still what the new, empty file becomes.
-            guard let d = dirty.unchanged(destinationId, generation: claimed.generation, since: claimed.since) else { return nil }
+        // Its handle may be closed already (the request answered ETIMEDOUT or EINTR and the
+        // program went on): the copy is still what the new, empty file becomes. Recorded in
+        // three steps as an upload is (`commit`): claimed, the store written without
+        // `Domain.lock`, then memory.
+        let begun = lock.withLock {
+            dirty.beginCommit(destinationId, generation: claimed.generation, since: claimed.since, version: copy.version)
+        }
+        var recorded = false
+        if begun != nil {
             do {
                 // Placeholder and journal in one transaction: after a crash the copy is either
                 // recorded or still a pending (empty) new file, never both.
                 try store.commitUpload(copy, contentVersion: version, journalSince: claimed.since)
+                recorded = true
             } catch {
                 log.error("cannot record the copy \(destinationId): \(error)")
+            }
+        }
+        var emptyFile: String?
+        let committed: DirtyState? = lock.withLock {
+            guard recorded, let d = dirty.unchanged(destinationId, generation: claimed.generation) else {
+                dirty.endCommit(destinationId)
                 return nil
             }
-            // The empty local file is dropped; its handle keeps its descriptor until replaced below.
-            content.remove(destinationId)
+            // The empty local file is dropped (its record and file after the lock); its handle
+            // keeps its descriptor until replaced below.
+            emptyFile = content.detach(destinationId)
             noteChange(destinationId)
             if let parent = destinationId.parent, folders[parent]?[destinationId.name] != nil {
                 folders[parent]![destinationId.name] = copy
@@ -104,6 +117,7 @@ extension Domain {
             handles.forgetOpenedVersion(destinationId)
             return dirty.confirmed(destinationId) ?? d
         }
+        if let emptyFile { content.removeRecord(destinationId, file: emptyFile) }
         guard let committed else {
             // Changed here while the remote copied (the kernel serialises writes with the copy, so
             // this is not expected): the local file stays pending and its upload meets the copy

@@ -27,6 +27,7 @@ extension Domain {
     /// `folder` was read (a readdir): list the subfolders after it in its parent ahead.
     func readAheadSiblings(of folder: ItemIdentifier) {
         guard options.prefetchSubfolders > 0, options.prefetchConcurrency > 0, let parent = folder.parent else { return }
+        preloadSiblings(in: parent, after: folder.name)
         lock.withLock {
             guard let siblings = folders[parent], let at = siblings.index(of: folder.name) else { return }
             guard var r = siblingReadAhead[parent] else {
@@ -55,6 +56,7 @@ extension Domain {
             r.inFlight += 1
             tasks.start(priority: .utility) { [self] in
                 _ = try? await listing.value
+                preloadSiblings(in: parent, after: nil)
                 lock.withLock {
                     siblingReadAhead[parent]?.inFlight -= 1
                     fillSiblingReadAhead(in: parent)
@@ -62,5 +64,26 @@ extension Domain {
             }
         }
         siblingReadAhead[parent] = r
+    }
+
+    /// Brings the subfolders the read-ahead of `parent` looks at next into memory from the
+    /// store, without the lock (`fillSiblingReadAhead` asks whether each was ever listed):
+    /// those after `name`, or after the last one considered.
+    private func preloadSiblings(in parent: ItemIdentifier, after name: String?) {
+        let window: [ItemIdentifier] = lock.withLock {
+            guard let siblings = folders[parent] else { return [] }
+            let start: Int
+            if let name {
+                guard let at = siblings.index(of: name) else { return [] }
+                start = max(at + 1, siblingReadAhead[parent]?.scanned ?? 0)
+            } else {
+                guard let r = siblingReadAhead[parent] else { return [] }
+                start = max(r.scanned, r.userAt + 1)
+            }
+            let end = min(siblings.items.count, start + options.prefetchSubfolders)
+            guard start < end else { return [] }
+            return siblings.items[start..<end].filter { $0.kind == .folder && folders[$0.identifier] == nil }.map(\.identifier)
+        }
+        for id in window { preload(id) }
     }
 }

@@ -22,6 +22,7 @@ extension Domain {
         let listedAt = Self.now
         var folderItem = cachedItem(folder) ?? Item(identifier: folder, kind: .folder)
         folderItem.kind = .folder
+        preload(folder)
         // Local changes not yet uploaded, and names created, removed or renamed here while the
         // listing ran, win over what the remote lists (or does not list yet).
         let (state, mergedAt, previous): (FolderState, UInt64, FolderState?) = lock.withLock {

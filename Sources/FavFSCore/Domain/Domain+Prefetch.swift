@@ -7,12 +7,16 @@ extension Domain {
     /// listing is shared with an opendir that comes meanwhile.
     func prefetchSubfolders(of state: FolderState) {
         guard options.prefetchSubfolders > 0 else { return }
-        let candidates: [ItemIdentifier] = lock.withLock {
-            state.items.lazy.filter { $0.kind == .folder }
-                .map(\.identifier)
-                .filter { self.refreshes[$0] == nil && self.loadedState($0)?.listedAt == nil }
-                .prefix(options.prefetchSubfolders).map { $0 }
+        // Each subfolder is read from the store (`preload`) before the lock asks whether it
+        // was ever listed.
+        var found: [ItemIdentifier] = []
+        for sub in state.items where sub.kind == .folder && found.count < options.prefetchSubfolders {
+            preload(sub.identifier)
+            if lock.withLock({ refreshes[sub.identifier] == nil && loadedState(sub.identifier)?.listedAt == nil }) {
+                found.append(sub.identifier)
+            }
         }
+        let candidates = found
         guard !candidates.isEmpty else { return }
         let limit = options.prefetchConcurrency
         tasks.start(priority: .utility) { [self] in

@@ -176,20 +176,32 @@ extension Domain {
         item.kind = .file
         if item.version == nil, let fresh = try? await provider.item(for: id) { item.version = fresh.version; item.modified = fresh.modified }
         let version = Self.contentVersion(item)
-        // Atomically: the item is clean only if no change came since this upload started; the
-        // placeholder takes the new version in the same step, so a write right after dirties
-        // it with the right base.
-        // Placeholder, content record and dirty state change together, under the lock that
-        // `openFile` reads them under: an open never sees "clean" with the old content version
-        // (it would discard the cache file an upload may still be reading).
-        let state: DirtyState? = lock.withLock {
-            guard let d = dirty.unchanged(id, generation: generation) else { return nil }
+        // The item is clean only if no change came since this upload started. Three steps, so
+        // that no FUSE request waits for SQLite's writer behind `Domain.lock`: claim the commit
+        // (a change from now on saves a row of its own, see `DirtySet.beginCommit`), write
+        // the store without the lock, then change memory — placeholder, content version and
+        // dirty state together, under the lock `openFile` reads them under, so an open never
+        // sees "clean" with the old content version (it would discard the cache file an upload
+        // may still be reading), and a write right after dirties it with the right base.
+        if let parent = id.parent { preload(parent) }
+        let begun: DirtyState? = lock.withLock {
+            guard let d = dirty.beginCommit(id, generation: generation, version: item.version) else { return nil }
             item = withFirstSeenTimeLocked(item)
+            return d
+        }
+        var recorded = false
+        if let begun {
             do {
                 // The journal row goes only if it is still the one this upload answered.
-                try store.commitUpload(item, contentVersion: version, journalSince: d.journal.since)
+                try store.commitUpload(item, contentVersion: version, journalSince: begun.journal.since)
+                recorded = true
             } catch {
                 log.error("cannot record the upload of \(id): \(error)")
+            }
+        }
+        let state: DirtyState? = lock.withLock {
+            guard recorded, dirty.unchanged(id, generation: generation) != nil else {
+                dirty.endCommit(id)
                 return nil
             }
             content.setVersion(id, version)
@@ -325,9 +337,13 @@ extension Domain {
             let changed = d.generation != generation
             let nameItem = name.map { withKeptModifiedTime($0) }
             do {
-                try content.move(id, to: copyId, version: version) {
-                    try store.moveEditToConflictCopy(id, copy: copy, contentVersion: version, name: nameItem,
-                                                     journalSince: d.journal.since, stillDirty: changed)
+                // Still under the lock, unlike an upload's commit: the open handles' entry moves
+                // to the copy in the same step as the rows (a conflict is rare).
+                try StoreWitness.allowing("handing an edit to its conflict copy") {
+                    try content.move(id, to: copyId, version: version) {
+                        try store.moveEditToConflictCopy(id, copy: copy, contentVersion: version, name: nameItem,
+                                                         journalSince: d.journal.since, stillDirty: changed)
+                    }
                 }
             } catch {
                 return .failure(error)

@@ -28,6 +28,7 @@ extension Domain {
         placeholderWrites.withLock {
             if persist { try? store.upsert(item) }
             guard let parent = item.parent else { lock.withLock { rootItem = item }; return }
+            preload(parent)
             lock.withLock {
                 noteChange(item.identifier)
                 // In place: a copy of a 100,000-item listing per change would be 9 MB.
@@ -79,8 +80,9 @@ extension Domain {
                    content record: PlaceholderStore.ContentRecord? = nil, through handle: OpenFile? = nil) throws -> Bool {
         var placeholder = placeholder
         var nameIsAFolder = false
-        let (exists, base, unrefused) = lock.withLock { () -> (Bool, String?, PlaceholderStore.JournalEntry?) in
-            guard case .dirty(let unrefused) = dirty.changing(id) else {
+        if let parent = id.parent { preload(parent) }
+        let (exists, base, rowToSave) = lock.withLock { () -> (Bool, String?, PlaceholderStore.JournalEntry?) in
+            guard case .dirty(let rowToSave) = dirty.changing(id) else {
                 if isNew { return (false, nil, nil) }
                 // Read under the lock an upload's commit sets the entry's new version under:
                 // read before it, a write racing the commit of our own upload took the old
@@ -107,11 +109,12 @@ extension Domain {
                 log.info("\(id) changed at the remote while open here: the write is based on the version it was opened at; its upload will be a conflict copy")
                 return (false, opened ?? "favfs-outdated:\(handleVersion)", nil)
             }
-            // A change to content the server refused is worth another try: its row is saved.
-            return (true, nil, unrefused)
+            // A change to content the server refused is worth another try, or a change during
+            // an upload's commit (which deletes the row it answered): its row is saved.
+            return (true, nil, rowToSave)
         }
         if nameIsAFolder { throw NameIsNotAFileNow() }
-        if let unrefused { try store.saveJournal(unrefused) }
+        if let rowToSave { try store.saveJournal(rowToSave) }
         if exists { return false }
         let j = PlaceholderStore.JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Self.now)
         do {

@@ -11,7 +11,9 @@ public final class Domain: @unchecked Sendable {
     public let options: DomainOptions
     let log = Logger(label: "favfs.domain")
 
-    let lock = NSLock()
+    /// Guards the state below; taken by every FUSE request. No SQLite call runs under it
+    /// (checked in debug builds: `StoreWitness`).
+    let lock = WitnessedLock("Domain.lock")
     /// Folders whose placeholders are loaded in memory.
     var folders: [ItemIdentifier: FolderState] = [:]
     /// Enumerations in flight, shared by everyone waiting for that folder.
@@ -135,32 +137,64 @@ public final class Domain: @unchecked Sendable {
 
     /// The placeholder of `id`, from memory or the store; nil if never seen. No network.
     public func cachedItem(_ id: ItemIdentifier) -> Item? {
-        lock.withLock { cachedItemLocked(id) }
+        let known = id.parent.map(preload) ?? true
+        return lock.withLock { cachedItemLocked(id, load: known) }
     }
 
-    /// `cachedItem` with the lock held.
-    func cachedItemLocked(_ id: ItemIdentifier) -> Item? {
+    /// `cachedItem` with the lock held. `load`: false when `preload` just found the parent
+    /// folder empty in the store (then memory alone answers).
+    func cachedItemLocked(_ id: ItemIdentifier, load: Bool = true) -> Item? {
         if id.isRoot { return rootItem }
         if let orphan = handles.orphanItem(id) { return orphan }
         // The bridge names the inodes of deleted items "//…": never a path at the remote.
         if id.rawValue.hasPrefix("//") { return nil }
         guard let parent = id.parent else { return nil }
-        return loadedState(parent)?[id.name]
+        return (load ? loadedState(parent) : folders[parent])?[id.name]
     }
 
     /// An item and whether it is dirty, read together (an upload commits both at once).
     func snapshot(_ id: ItemIdentifier) -> (item: Item?, dirty: Bool) {
-        lock.withLock { (cachedItemLocked(id), dirty[id] != nil) }
+        let known = id.parent.map(preload) ?? true
+        return lock.withLock { (cachedItemLocked(id, load: known), dirty[id] != nil) }
     }
 
-    /// The folder's state from memory, loading it from the store the first time (lock held).
+    /// The folder's state from memory (lock held). A folder not in memory yet is read from the
+    /// store here only when `preload` did not bring it (a caller without it, or a folder
+    /// dropped in between): under the lock, which every FUSE request waits for meanwhile.
     func loadedState(_ folder: ItemIdentifier) -> FolderState? {
         if let s = folders[folder] { return s }
-        guard let (items, listedAt) = try? store.listing(of: folder) else { return nil }
+        let read = StoreWitness.allowing("a folder not preloaded") { try? store.listing(of: folder) }
+        guard let (items, listedAt) = read else { return nil }
+        return install(folder, items: items, listedAt: listedAt)
+    }
+
+    private func install(_ folder: ItemIdentifier, items: [Item], listedAt: Double?) -> FolderState? {
         guard listedAt != nil || !items.isEmpty else { return nil }
         let s = FolderState(folder: folder, items: items, listedAt: listedAt)
         folders[folder] = s
         return s
+    }
+
+    /// Brings the folder's placeholders from the store into memory without the lock, so that
+    /// the lock is never held while SQLite reads (a folder of 100,000 entries takes a while).
+    /// The read is kept only if no store write landed meanwhile (the writer may have found the
+    /// folder not in memory and left it at that); else it is read again, three times at most.
+    /// False when the store knows nothing of the folder (never listed, no placeholders in it):
+    /// then its memory, if any, answers alone.
+    @discardableResult
+    func preload(_ folder: ItemIdentifier) -> Bool {
+        for _ in 0..<3 {
+            if lock.withLock({ folders[folder] != nil }) { return true }
+            let writes = store.writes
+            guard let (items, listedAt) = try? store.listing(of: folder) else { return true }
+            let done = lock.withLock { () -> Bool? in
+                if folders[folder] != nil { return true }
+                guard store.writes == writes else { return nil }
+                return install(folder, items: items, listedAt: listedAt) != nil
+            }
+            if let done { return done }
+        }
+        return true
     }
 
     /// Finds `name` in `parent`: from the placeholder listing while fresh (a name not in a fresh
@@ -209,8 +243,9 @@ public final class Domain: @unchecked Sendable {
         }
         let now = Self.now
         workingSet.used(folder, at: now)
+        let known = preload(folder)
         let cached: FolderState? = lock.withLock {
-            guard let s = loadedState(folder), s.listedAt != nil else { return nil }
+            guard let s = known ? loadedState(folder) : folders[folder], s.listedAt != nil else { return nil }
             noteUse(folder, s, now: now)
             return s
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The persistent side of the core, one SQLite database per remote under the cache dir:
 /// placeholders (every item seen, with when each folder was last enumerated) and the content
@@ -46,14 +47,24 @@ public final class PlaceholderStore: Sendable {
     }
 
     /// `pool.read`, noting corruption (`noteIfCorrupt`).
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
+    /// `caller`: the store method, for `StoreWitness`.
+    func read<T>(caller: String = #function, _ body: (Database) throws -> T) throws -> T {
+        StoreWitness.storeCalled("PlaceholderStore.\(caller)")
         do { return try pool.read(body) } catch { noteIfCorrupt(error); throw error }
     }
 
     /// `pool.write`, noting corruption (`noteIfCorrupt`).
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
+    func write<T>(caller: String = #function, _ body: (Database) throws -> T) throws -> T {
+        StoreWitness.storeCalled("PlaceholderStore.\(caller)")
+        defer { writeCount.add(1, ordering: .sequentiallyConsistent) }
         do { return try pool.write(body) } catch { noteIfCorrupt(error); throw error }
     }
+
+    private let writeCount = Atomic<Int>(0)
+
+    /// How many write transactions ended so far (committed or not): a reader that saw the same
+    /// count before and after its read knows no write landed in between.
+    public var writes: Int { writeCount.load(ordering: .sequentiallyConsistent) }
 
     /// The database failed SQLite's own check.
     public struct DamagedDatabase: Error, CustomStringConvertible {
@@ -298,6 +309,11 @@ public final class PlaceholderStore: Sendable {
         try write { db in try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [id.rawValue]) }
     }
 
+    /// Deletes the content record of `id` only if it names the cache file `file`.
+    public func deleteContent(_ id: ItemIdentifier, file: String) throws {
+        try write { db in try db.execute(sql: "DELETE FROM content WHERE id = ? AND file = ?", arguments: [id.rawValue, file]) }
+    }
+
     /// The content records of `id` and of everything below it.
     public func contentRecords(atOrBelow id: ItemIdentifier) throws -> [ContentRecord] {
         let subtree = Subtree(id: id)
@@ -352,6 +368,7 @@ public final class PlaceholderStore: Sendable {
     /// Makes every transaction committed so far survive a power cut, not only the process dying
     /// (a checkpoint syncs the write-ahead log first): what fsync promises for a journal row.
     public func makeDurable() throws {
+        StoreWitness.storeCalled("PlaceholderStore.makeDurable")
         try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
     }
 
@@ -362,7 +379,7 @@ public final class PlaceholderStore: Sendable {
             if let content { try Self.upsertContent(content, db) }
             try db.cachedStatement(sql: """
                 INSERT INTO journal (id, baseVersion, isNew, since, attempts, lastError, refused) VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET baseVersion = excluded.baseVersion, isNew = excluded.isNew,
+                ON CONFLICT(id) DO UPDATE SET baseVersion = excluded.baseVersion, isNew = excluded.isNew, since = excluded.since,
                     attempts = excluded.attempts, lastError = excluded.lastError, refused = excluded.refused
                 """).execute(arguments: [j.id.rawValue, j.baseVersion, j.isNew ? 1 : 0, j.since, j.attempts, j.lastError, j.refused])
         }

@@ -1,0 +1,100 @@
+import Foundation
+import Synchronization
+
+/// Checks the rule "no SQLite call runs under a lock a FUSE callback takes" as the code runs:
+/// such a lock (`WitnessedLock`) counts, per thread, how often it is held; every call into the
+/// store asks `StoreWitness.storeCalled` first. In debug builds (the tests) a store call under
+/// such a lock is recorded, with where it came from, unless it runs inside `allowing(_:)`,
+/// which names why that one is accepted; release builds only take and release the lock.
+///
+/// Why it matters: the store waits for SQLite's single writer (a listing of 100,000 entries
+/// holds it for about a second), and every `lookup`, `getattr` and `open` takes `Domain.lock`.
+public enum StoreWitness {
+    /// A store call made under a witnessed lock, outside `allowing`.
+    public struct Violation: Sendable, CustomStringConvertible {
+        public let call: String
+        public let lock: String
+        public var description: String { "\(call) with \(lock) held" }
+    }
+
+    private static let recorded = Mutex<[Violation]>([])
+    private static let allowedRecord = Mutex<[String: Int]>([:])
+
+    /// The store calls made under a witnessed lock so far (debug builds; empty in release).
+    public static var violations: [Violation] { recorded.withLock { $0 } }
+
+    /// How often each `allowing(_:)` reason let a store call run under a witnessed lock.
+    public static var allowed: [String: Int] { allowedRecord.withLock { $0 } }
+
+    /// Forgets what was recorded (a test's start).
+    public static func reset() {
+        recorded.withLock { $0 = [] }
+        allowedRecord.withLock { $0 = [:] }
+    }
+
+    /// Called by the store before each call into SQLite.
+    static func storeCalled(_ call: @autoclosure () -> String) {
+        #if DEBUG
+        guard let held = ThreadLocks.current.held.last else { return }
+        if let reason = ThreadLocks.current.allowances.last {
+            allowedRecord.withLock { $0[reason, default: 0] += 1 }
+            return
+        }
+        let v = Violation(call: call(), lock: held)
+        recorded.withLock { if $0.count < 100 { $0.append(v) } }
+        #endif
+    }
+
+    /// Runs `body`, whose store calls under a witnessed lock are accepted for `reason`
+    /// (counted in `allowed`, not recorded as violations).
+    static func allowing<T>(_ reason: String, _ body: () throws -> T) rethrows -> T {
+        #if DEBUG
+        ThreadLocks.current.allowances.append(reason)
+        defer { ThreadLocks.current.allowances.removeLast() }
+        #endif
+        return try body()
+    }
+}
+
+/// An `NSLock` that, in debug builds, tells `StoreWitness` while the current thread holds it.
+final class WitnessedLock: NSLocking, @unchecked Sendable {
+    private let inner = NSLock()
+    private let name: String
+
+    init(_ name: String) { self.name = name }
+
+    func lock() {
+        inner.lock()
+        #if DEBUG
+        ThreadLocks.current.held.append(name)
+        #endif
+    }
+
+    func unlock() {
+        #if DEBUG
+        ThreadLocks.current.held.removeLast()
+        #endif
+        inner.unlock()
+    }
+}
+
+#if DEBUG
+/// The witnessed locks the current thread holds, and the allowances in force on it.
+private final class ThreadLocks {
+    var held: [String] = []
+    var allowances: [String] = []
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { p in if let p { Unmanaged<ThreadLocks>.fromOpaque(p).release() } }
+        return key
+    }()
+
+    static var current: ThreadLocks {
+        if let p = pthread_getspecific(key) { return Unmanaged<ThreadLocks>.fromOpaque(p).takeUnretainedValue() }
+        let locks = ThreadLocks()
+        pthread_setspecific(key, Unmanaged.passRetained(locks).toOpaque())
+        return locks
+    }
+}
+#endif

@@ -1,0 +1,125 @@
+import Foundation
+import GRDB
+import XCTest
+@testable import FavFSCore
+import Providers
+
+/// SQLite's single writer can be busy for a second (a listing of 100,000 entries being saved,
+/// another process's checkpoint): no FUSE request may wait for it through `Domain.lock`.
+final class StoreOutsideTheLockTests: XCTestCase {
+    private static func write(_ d: Domain, _ h: UInt64, _ offset: Int64, _ data: Data) throws {
+        _ = try data.withUnsafeBytes { try d.write(handle: h, offset: offset, $0) }
+    }
+
+    /// Holds SQLite's write lock on the store's database from another connection, as a long
+    /// write transaction would, until `release` is called.
+    private final class HeldWriter: @unchecked Sendable {
+        private let released = DispatchSemaphore(value: 0)
+        private let held = DispatchSemaphore(value: 0)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ path: String) throws {
+            let queue = try DatabaseQueue(path: path)
+            Thread { [self] in
+                try? queue.inDatabase { db in
+                    try db.execute(sql: "BEGIN IMMEDIATE")
+                    held.signal()
+                    released.wait()
+                    try db.execute(sql: "COMMIT")
+                }
+                done.signal()
+            }.start()
+            held.wait()
+        }
+
+        func release() {
+            released.signal()
+            done.wait()
+        }
+    }
+
+    private func served(_ f: LocalFixture, _ path: String) -> Data? {
+        try? Data(contentsOf: f.served.appendingPathComponent(path))
+    }
+
+    func testLookupsDoNotWaitForSQLiteWhileAnUploadIsRecordedAndAWriteMeanwhileIsKept() async throws {
+        let f = try LocalFixture()
+        try f.write("doc.txt", Data("original".utf8))
+        try f.write("other/x.txt", Data("x".utf8))
+        var o = DomainOptions()
+        o.fsyncWaitsForRemote = true
+        let d = try f.makeDomain(options: o)
+        _ = try await d.connect()
+        _ = try await d.children(of: .rootContainer)
+        await d.waitForListingSaves()
+        let id = ItemIdentifier("/doc.txt")
+        let (h, _) = try await d.openFile(id, write: true, truncate: false)
+        try Self.write(d, h, 0, Data("FIRST".utf8))
+        f.provider.uploadDelay = 500_000_000
+        let sync = Task { try await d.sync(handle: h) }
+        // The upload is under way (its delay): the store's writer is taken from now on.
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let writer = try HeldWriter(f.cacheDir.appendingPathComponent("placeholders.sqlite").path)
+        for _ in 0..<200 where served(f, "doc.txt") != Data("FIRSTnal".utf8) {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        XCTAssertEqual(served(f, "doc.txt"), Data("FIRSTnal".utf8), "uploaded; its commit now waits for SQLite's writer")
+        try await Task.sleep(nanoseconds: 200_000_000)
+
+        // Lookups, attributes and a listing of a folder never loaded answer meanwhile.
+        let started = Date()
+        XCTAssertEqual(d.cachedItem(id)?.size, 8)
+        _ = try await d.lookup(.rootContainer, "doc.txt")
+        let listed = try await d.children(of: ItemIdentifier("/other")).map(\.name)
+        XCTAssertEqual(listed, ["x.txt"])
+        let waited = Date().timeIntervalSince(started)
+        XCTAssertLessThan(waited, 2, "a lookup waited \(waited) s for SQLite's writer")
+
+        // A write landing while the commit waits: it saves a row of its own (and so waits for
+        // the writer itself, not holding any lock), and is uploaded after.
+        let secondWritten = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            do { try Self.write(d, h, 0, Data("SECOND".utf8)) } catch { XCTFail("the write failed: \(error)") }
+            secondWritten.signal()
+        }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        writer.release()
+        secondWritten.wait()
+        try await sync.value
+        f.provider.uploadDelay = 0
+        d.closeFile(h)
+        try await d.waitForUpload(id)
+        XCTAssertEqual(served(f, "doc.txt"), Data("SECONDal".utf8))
+        XCTAssertEqual(try d.store.journalEntries(), [])
+        let names = try FileManager.default.contentsOfDirectory(atPath: f.served.path)
+        XCTAssertEqual(names.sorted(), ["doc.txt", "other"], "no conflict copy of our own upload")
+    }
+
+    /// The store half of the rule: the row a change saves during a commit has a `since` the
+    /// commit's delete does not match, whichever of the two lands first.
+    func testARowSavedDuringACommitOutlivesTheCommitsDelete() throws {
+        let f = try LocalFixture()
+        let store = try PlaceholderStore(path: f.cacheDir.appendingPathComponent("p.sqlite").path)
+        let id = ItemIdentifier("/a.txt")
+        let item = Item(identifier: id, kind: .file, size: 3, version: "v2")
+        var set = DirtySet()
+        let first = PlaceholderStore.JournalEntry(id: id, baseVersion: "v1", isNew: false, since: 100)
+        try store.saveJournal(first)
+        set.recorded(first, isNew: false)
+        XCTAssertTrue(set.claimUpload(id))
+        guard let begun = set.beginCommit(id, generation: 0, version: "v2") else { return XCTFail("claimed") }
+        guard case .dirty(let row?) = set.changing(id) else { return XCTFail("a row to save") }
+        // The change's row first, then the commit.
+        try store.saveJournal(row)
+        try store.commitUpload(item, contentVersion: "v2", journalSince: begun.journal.since)
+        XCTAssertEqual(try store.journalEntries().map(\.baseVersion), ["v2"])
+        // The commit first, then the change's row.
+        try store.deleteJournal(id)
+        try store.saveJournal(first)
+        try store.commitUpload(item, contentVersion: "v2", journalSince: begun.journal.since)
+        XCTAssertEqual(try store.journalEntries(), [])
+        try store.saveJournal(row)
+        XCTAssertEqual(try store.journalEntries().map(\.since), [row.since])
+        store.close()
+    }
+}
