@@ -286,6 +286,7 @@ struct DirtySet {
             guard var state = items.removeValue(forKey: id) else { continue }
             let newId = ItemIdentifier(destination.rawValue + id.rawValue.dropFirst(source.rawValue.count))
             state.journal.id = newId  // the row store.move renamed; a later save must not bring back the old one
+            state.rowDuringCommit?.id = newId
             state.journalDurable = false
             if state.uploading { state.uploading = false; reupload.append(newId) }
             items[newId] = state
@@ -298,6 +299,7 @@ struct DirtySet {
     mutating func refusedFileRenamed(_ source: ItemIdentifier, to destination: ItemIdentifier) -> PlaceholderStore.JournalEntry? {
         guard var s = items.removeValue(forKey: source) else { return nil }
         s.journal.id = destination
+        s.rowDuringCommit?.id = destination
         s.journal.refused = nil
         s.failure = nil
         s.generation += 1

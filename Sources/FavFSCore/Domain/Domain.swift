@@ -137,7 +137,7 @@ public final class Domain: @unchecked Sendable {
 
     /// The placeholder of `id`, from memory or the store; nil if never seen. No network.
     public func cachedItem(_ id: ItemIdentifier) -> Item? {
-        let known = id.parent.map(preload) ?? true
+        let known = id.rawValue.hasPrefix("//") || (id.parent.map(preload) ?? true)
         return lock.withLock { cachedItemLocked(id, load: known) }
     }
 
@@ -154,7 +154,7 @@ public final class Domain: @unchecked Sendable {
 
     /// An item and whether it is dirty, read together (an upload commits both at once).
     func snapshot(_ id: ItemIdentifier) -> (item: Item?, dirty: Bool) {
-        let known = id.parent.map(preload) ?? true
+        let known = id.rawValue.hasPrefix("//") || (id.parent.map(preload) ?? true)
         return lock.withLock { (cachedItemLocked(id, load: known), dirty[id] != nil) }
     }
 
