@@ -12,6 +12,11 @@ extension Domain {
         return domainQuiet && contentQuiet
     }
 
+    /// The item a handle writes to now (a conflict copy's name, after its edit was handed over).
+    func handleItemForModel(_ handle: UInt64) -> ItemIdentifier? {
+        handles.file(handle).map { f in f.entry.withLock { f.entry.id } }
+    }
+
     /// What the poller does for one folder of its working set: list it again and apply what
     /// changed (the harness calls it right after another client changed that folder).
     func pollForModel(_ folder: ItemIdentifier) async {

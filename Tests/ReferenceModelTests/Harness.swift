@@ -258,6 +258,16 @@ final class CoreHarness: @unchecked Sendable {
         return plain == name ? name : plain + " (conflict)"
     }
 
+    /// The path the core calls the provider with for a model path. A conflict copy's model key
+    /// stands for the copy a handle now writes to, whose name (its date) only the core knows.
+    private func corePath(_ p: String) -> String {
+        guard RefModel.isConflictKey(p) else { return p }
+        for (slot, h) in model.handles where h.path == p {
+            if let core = handles[slot], let id = domain.handleItemForModel(core.handle) { return id.rawValue }
+        }
+        return p
+    }
+
     /// The orphan name the bridge's inode table gives a deleted inode.
     private func detach(_ p: String) {
         let slots = handles.filter { $0.value.id.rawValue == p }.map(\.key)
@@ -372,7 +382,7 @@ final class CoreHarness: @unchecked Sendable {
                 await notice([parentPath(p)])
                 return .ok
             case .fail(let kind, let count, let error, let path, let afterApply):
-                plan.arm(Fault(kind: kind, path: path, count: count, error: error, afterApply: afterApply))
+                plan.arm(Fault(kind: kind, path: path.map(corePath), count: count, error: error, afterApply: afterApply))
                 return .ok
             case .crash, .check:
                 return .ok
