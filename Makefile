@@ -9,7 +9,7 @@ PREFIX ?= /usr/local
 RELEASE_FLAGS = -c release --static-swift-stdlib --product favfs -Xlinker -z -Xlinker now
 RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 
-.PHONY: setup build release man test check install deb demo demo-stop bench clean
+.PHONY: setup build release man test check sanitize install deb demo demo-stop bench clean
 
 # Every Debian and PyPI package the build, the demo and the tests need (run as root; CI runs it too).
 # Build: FUSE, libcurl, SQLite, libxml2 (WebDAV listings), libjpeg-turbo and libpng (thumbnails). Test servers, one per provider: Apache mod_dav and autoindex
@@ -65,6 +65,18 @@ test: check release
 	set -o pipefail; FAVFS_BIN="$(RELEASE_BIN)" $(SWIFT) test --skip-build 2>&1 | tee .build/test.log \
 	    || { echo "== failures (all output: .build/test.log)"; \
 	         grep -E ': error: |^Test Case .* failed|✘' .build/test.log | tail -n 80; exit 1; }
+
+# The core's tests and its reference model (no FUSE, no servers) under ThreadSanitizer, then
+# AddressSanitizer, each in a build folder of its own; fails on any report. Not part of `test`
+# (the two builds take several minutes); run it after changing the core's concurrency.
+SANITIZE_TESTS = FavFSCoreTests|FUSEBridgeTests|ReferenceModelTests
+sanitize:
+	for s in thread address; do \
+	    $(SWIFT) build --build-tests --sanitize=$$s --scratch-path .build/sanitize-$$s || exit 1; \
+	    set -o pipefail; $(SWIFT) test --skip-build --sanitize=$$s --scratch-path .build/sanitize-$$s \
+	        --filter '$(SANITIZE_TESTS)' 2>&1 | tee .build/sanitize-$$s.log || exit 1; \
+	    ! grep -E 'ERROR: AddressSanitizer|WARNING: ThreadSanitizer' .build/sanitize-$$s.log || exit 1; \
+	done
 
 # The man page: what swift-argument-parser generates from the command line (its GenerateManual
 # plugin, on the debug build the tests use), with the hand-written sections of

@@ -49,15 +49,17 @@ public final class LocalProvider: Provider {
                     permissions: UInt16(st.st_mode & 0o7777), symlinkTarget: target)
     }
 
+    private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+
     public func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage {
         guard let dir = opendir(path(folder)) else { throw failure(folder, "cannot list folder") }
         defer { closedir(dir) }
         var items: [Item] = []
         var skipped: [(name: String, problem: ItemNameProblem)] = []
         while let ent = readdir(dir) {
-            let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            // Read in place: a dirent is only as long as its name (`d_reclen`), so copying the
+            // 256-byte `d_name` field read past the end of readdir's buffer (AddressSanitizer).
+            let name = String(cString: UnsafeRawPointer(ent).advanced(by: Self.nameOffset).assumingMemoryBound(to: CChar.self))
             if name == "." || name == ".." || name.hasPrefix(".favfs-upload-") { continue } // ours, in flight
             if let problem = ItemIdentifier.validate(name: name) { skipped.append((name, problem)); continue }
             let id = folder.child(name)
