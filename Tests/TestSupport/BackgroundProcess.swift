@@ -21,7 +21,7 @@ public final class BackgroundProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         // Only 0-2: tests run in parallel, and a descriptor of another test's mount inherited
         // here would keep that mount busy.
-        Descriptors.closeOnExec(from: 3)
+        Descriptors.closeInChild(&actions, from: 3)
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }

@@ -36,7 +36,7 @@ public enum TimedProcess {
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         // Only 0-2: tests run in parallel, and a descriptor of another test's mount inherited
         // here would keep that mount busy.
-        Descriptors.closeOnExec(from: 3)
+        Descriptors.closeInChild(&actions, from: 3)
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }

@@ -30,7 +30,7 @@ public enum Shell {
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
         // Only 0-2: tests run in parallel, and a descriptor of another test's mount inherited
         // here would keep that mount busy.
-        Descriptors.closeOnExec(from: 3)
+        Descriptors.closeInChild(&actions, from: 3)
 
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
