@@ -45,5 +45,8 @@ final class DirectoryReadAheadTests: XCTestCase {
         let items = try await d.children(of: ItemIdentifier("/sub020"))
         XCTAssertEqual(items.map(\.name), ["x.txt"])
         XCTAssertEqual(f.provider.enumerations(of: ItemIdentifier("/sub020")), 1)
+        // Whether a never-listed subfolder was listed is asked of memory after `preload`, never
+        // of the store under `Domain.lock`.
+        XCTAssertNil(StoreWitness.allowed["a folder not preloaded"], "store reads under Domain.lock: \(StoreWitness.allowed)")
     }
 }

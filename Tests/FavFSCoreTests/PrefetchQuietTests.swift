@@ -30,5 +30,8 @@ final class PrefetchQuietTests: XCTestCase {
         let deadline = Date().addingTimeInterval(10)
         while subfolderListings() < 3 && Date() < deadline { try await Task.sleep(nanoseconds: 100_000_000) }
         XCTAssertEqual(subfolderListings(), 3)
+        // Whether each subfolder was ever listed is asked of memory after `preload`, never of
+        // the store under `Domain.lock`.
+        XCTAssertNil(StoreWitness.allowed["a folder not preloaded"], "store reads under Domain.lock: \(StoreWitness.allowed)")
     }
 }

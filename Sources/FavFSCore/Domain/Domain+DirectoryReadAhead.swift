@@ -27,7 +27,7 @@ extension Domain {
     /// `folder` was read (a readdir): list the subfolders after it in its parent ahead.
     func readAheadSiblings(of folder: ItemIdentifier) {
         guard options.prefetchSubfolders > 0, options.prefetchConcurrency > 0, let parent = folder.parent else { return }
-        preloadSiblings(in: parent, after: folder.name)
+        let unknown = preloadSiblings(in: parent, after: folder.name)
         lock.withLock {
             guard let siblings = folders[parent], let at = siblings.index(of: folder.name) else { return }
             guard var r = siblingReadAhead[parent] else {
@@ -37,29 +37,33 @@ extension Domain {
             if at > r.userAt { r.walking = true }
             r.userAt = at
             siblingReadAhead[parent] = r
-            if r.walking { fillSiblingReadAhead(in: parent) }
+            if r.walking { fillSiblingReadAhead(in: parent, unknownToStore: unknown) }
         }
     }
 
     /// Starts listings (lock held) of the never-listed subfolders in `parent`'s window until
-    /// `prefetchConcurrency` run; each one finished starts the next.
-    private func fillSiblingReadAhead(in parent: ItemIdentifier) {
+    /// `prefetchConcurrency` run; each one finished starts the next. A subfolder neither in
+    /// memory nor among those `preloadSiblings` just found the store knows nothing of ends the
+    /// scan for now (asking the store here would hold the lock over SQLite): the next fill,
+    /// after its own preload, goes on from there.
+    private func fillSiblingReadAhead(in parent: ItemIdentifier, unknownToStore: Set<ItemIdentifier>) {
         guard var r = siblingReadAhead[parent], let siblings = folders[parent] else { return }
         let end = min(siblings.items.count, r.userAt + 1 + options.prefetchSubfolders)
         r.scanned = max(r.scanned, r.userAt + 1)
         while r.inFlight < options.prefetchConcurrency, r.scanned < end {
             let item = siblings.items[r.scanned]
-            r.scanned += 1
             let id = item.identifier
-            guard item.kind == .folder, refreshes[id] == nil, loadedState(id)?.listedAt == nil else { continue }
+            if item.kind == .folder, refreshes[id] == nil, folders[id] == nil, !unknownToStore.contains(id) { break }
+            r.scanned += 1
+            guard item.kind == .folder, refreshes[id] == nil, folders[id]?.listedAt == nil else { continue }
             let listing = startRefresh(id)
             r.inFlight += 1
             tasks.start(priority: .utility) { [self] in
                 _ = try? await listing.value
-                preloadSiblings(in: parent, after: nil)
+                let unknown = preloadSiblings(in: parent, after: nil)
                 lock.withLock {
                     siblingReadAhead[parent]?.inFlight -= 1
-                    fillSiblingReadAhead(in: parent)
+                    fillSiblingReadAhead(in: parent, unknownToStore: unknown)
                 }
             }
         }
@@ -68,8 +72,9 @@ extension Domain {
 
     /// Brings the subfolders the read-ahead of `parent` looks at next into memory from the
     /// store, without the lock (`fillSiblingReadAhead` asks whether each was ever listed):
-    /// those after `name`, or after the last one considered.
-    private func preloadSiblings(in parent: ItemIdentifier, after name: String?) {
+    /// those after `name`, or after the last one considered. Returns those the store knows
+    /// nothing of (still not in memory after it: never listed).
+    private func preloadSiblings(in parent: ItemIdentifier, after name: String?) -> Set<ItemIdentifier> {
         let window: [ItemIdentifier] = lock.withLock {
             guard let siblings = folders[parent] else { return [] }
             let start: Int
@@ -84,6 +89,6 @@ extension Domain {
             guard start < end else { return [] }
             return siblings.items[start..<end].filter { $0.kind == .folder && folders[$0.identifier] == nil }.map(\.identifier)
         }
-        for id in window { preload(id) }
+        return Set(window.filter { !preload($0) })
     }
 }

@@ -11,8 +11,8 @@ extension Domain {
         // was ever listed.
         var found: [ItemIdentifier] = []
         for sub in state.items where sub.kind == .folder && found.count < options.prefetchSubfolders {
-            preload(sub.identifier)
-            if lock.withLock({ refreshes[sub.identifier] == nil && loadedState(sub.identifier)?.listedAt == nil }) {
+            let known = preload(sub.identifier)
+            if lock.withLock({ refreshes[sub.identifier] == nil && loadedState(sub.identifier, load: known)?.listedAt == nil }) {
                 found.append(sub.identifier)
             }
         }
@@ -28,9 +28,10 @@ extension Domain {
                 for child in candidates where !Task.isCancelled {
                     if running >= limit { await group.next(); running -= 1 }
                     await waitForQuiet()
+                    let known = preload(child)
                     let task: Task<FolderState, Error>? = lock.withLock {
                         if let t = refreshes[child] { return t }
-                        if loadedState(child)?.listedAt != nil { return nil }
+                        if loadedState(child, load: known)?.listedAt != nil { return nil }
                         return startRefresh(child)
                     }
                     guard let task else { continue }

@@ -149,7 +149,7 @@ public final class Domain: @unchecked Sendable {
         // The bridge names the inodes of deleted items "//…": never a path at the remote.
         if id.rawValue.hasPrefix("//") { return nil }
         guard let parent = id.parent else { return nil }
-        return (load ? loadedState(parent) : folders[parent])?[id.name]
+        return loadedState(parent, load: load)?[id.name]
     }
 
     /// An item and whether it is dirty, read together (an upload commits both at once).
@@ -161,8 +161,10 @@ public final class Domain: @unchecked Sendable {
     /// The folder's state from memory (lock held). A folder not in memory yet is read from the
     /// store here only when `preload` did not bring it (a caller without it, or a folder
     /// dropped in between): under the lock, which every FUSE request waits for meanwhile.
-    func loadedState(_ folder: ItemIdentifier) -> FolderState? {
+    /// `load: false` (the caller's `preload` found nothing in the store) answers from memory alone.
+    func loadedState(_ folder: ItemIdentifier, load: Bool = true) -> FolderState? {
         if let s = folders[folder] { return s }
+        guard load else { return nil }
         let read = StoreWitness.allowing("a folder not preloaded") { try? store.listing(of: folder) }
         guard let (items, listedAt) = read else { return nil }
         return install(folder, items: items, listedAt: listedAt)
