@@ -34,8 +34,8 @@ VENV = .venv
 setup:
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-	    libfuse3-dev fuse3 libcurl4-openssl-dev libsqlite3-dev libxml2-dev libjpeg62-turbo-dev libpng-dev pkg-config \
-	    apache2 apache2-utils nginx libnginx-mod-http-dav-ext vsftpd openssh-server openssh-client openssl curl ca-certificates \
+	    libfuse3-dev fuse3 libcurl4-openssl-dev libsqlite3-dev libxml2-dev libjpeg62-turbo-dev libpng-dev libsmbclient-dev pkg-config \
+	    apache2 apache2-utils nginx libnginx-mod-http-dav-ext vsftpd samba openssh-server openssh-client openssl curl ca-certificates \
 	    sqlite3 gcc libc6-dev libhiredis0.14 libmemcached11 libmemcachedutil2 \
 	    python3 python3-venv python3-pil \
 	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux strace rsync

@@ -28,6 +28,9 @@ let package = Package(
         // JPEG previews to PNG thumbnails (libjpeg-turbo, libpng).
         .systemLibrary(name: "CImage", path: "Sources/CImage", pkgConfig: "libpng",
                        providers: [.apt(["libjpeg62-turbo-dev", "libpng-dev"])]),
+        // SMB shares (Samba, Windows, NAS boxes) through Samba's client library.
+        .systemLibrary(name: "CSMBClient", path: "Sources/CSMBClient", pkgConfig: "smbclient",
+                       providers: [.apt(["libsmbclient-dev"])]),
         // Linux calls behind _GNU_SOURCE (fallocate's hole punching, renameat2).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
@@ -43,7 +46,7 @@ let package = Package(
         ], swiftSettings: strict),
 
         // One folder per protocol.
-        .target(name: "Providers", dependencies: ["FavFSCore", "Curl", "CLibXML2", "CLinux",
+        .target(name: "Providers", dependencies: ["FavFSCore", "Curl", "CLibXML2", "CLinux", "CSMBClient",
                                                   .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
 

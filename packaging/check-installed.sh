@@ -40,7 +40,7 @@ for f in /usr/bin/favfs /usr/share/man/man1/favfs.1.gz /usr/share/bash-completio
     grep -qx "$f" <<< "$files" || fail "the package lacks $f"
 done
 depends=$(dpkg-query -W -f '${Depends}' favfs)
-for d in fuse3 libfuse3-3 libcurl4 libsqlite3-0 libxml2 libjpeg62-turbo libpng16-16 libc6; do
+for d in fuse3 libfuse3-3 libcurl4 libsqlite3-0 libxml2 libjpeg62-turbo libpng16-16 libsmbclient libc6; do
     [[ ", $depends," == *", $d "* || ", $depends," == *", $d,"* ]] || fail "Depends lacks $d: $depends"
 done
 dpkg --verify favfs || fail "dpkg --verify favfs: installed files differ from the package's md5sums"

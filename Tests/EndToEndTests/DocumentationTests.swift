@@ -101,6 +101,44 @@ final class DocumentationTests: XCTestCase {
         }
     }
 
+    // MARK: (c2) remotes
+
+    /// docs/remotes.md's first table has a row for every URL scheme favfs knows, naming each
+    /// option its provider takes. Both lists come from the binary's own refusals (an unknown
+    /// scheme, an unknown option), which print what it knows.
+    func testRemotesTableNamesEverySchemeAndOption() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("favfs-doc-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: home) }
+        func favfs(_ args: [String]) throws -> String {
+            let r = try Shell.run(FavFSBinary.path, args, environment: ["XDG_CONFIG_HOME": home.path, "HOME": home.path])
+            return r.error + r.output
+        }
+        let refusal = try favfs(["remote", "add", "doc-check", "no-such-scheme://host/"])
+        guard let open = refusal.range(of: "(supported: "), let close = refusal.range(of: ")", range: open.upperBound..<refusal.endIndex) else {
+            return XCTFail("favfs did not list its schemes: \(refusal)")
+        }
+        let schemes = refusal[open.upperBound..<close.lowerBound].components(separatedBy: ", ").map { String($0.dropLast(3)) }
+        XCTAssertGreaterThan(schemes.count, 8, "schemes: \(schemes)")
+        let page = try text("docs/remotes.md")
+        let table = page.components(separatedBy: "\n## ")[0].components(separatedBy: "\n").filter { $0.hasPrefix("| ") }
+        for scheme in schemes {
+            // The URL is the row's second cell (another row may name such a URL as an example).
+            guard let row = table.first(where: { $0.components(separatedBy: " | ").dropFirst().first?.contains("`\(scheme)://") ?? false }) else {
+                XCTFail("docs/remotes.md: no row of the remotes table names `\(scheme)://`")
+                continue
+            }
+            let said = try favfs(["remote", "add", "doc-check", "\(scheme)://\(scheme == "file" ? "" : "host")/share?zz-doc-check=1"])
+            guard let known = said.range(of: "(known: ") else {
+                XCTAssertTrue(said.contains("takes no options"), "\(scheme)://: \(said)")
+                continue
+            }
+            let options = said[known.upperBound...].prefix { $0 != ")" }.components(separatedBy: ", ")
+            for option in options {
+                XCTAssertTrue(row.contains("`\(option)`") || row.contains("`\(option)="), "docs/remotes.md: the `\(scheme)://` row does not name its option `\(option)`")
+            }
+        }
+    }
+
     // MARK: (d) extended attributes
 
     func testExtendedAttributeNamesMatchTheCode() throws {

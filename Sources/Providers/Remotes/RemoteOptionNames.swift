@@ -11,6 +11,7 @@ extension RemoteURL.Kind {
         case .ftp: return ["ca_certificate", "tls_verify", "tls"]
         case .httpIndex: return ["metadata", "head_concurrency"]
         case .sftp: return ["key", "key_passphrase", "known_hosts", "timezone"]
+        case .smb: return ["domain"]
         case .local, .webdav, .favart: return []
         }
     }
@@ -25,6 +26,7 @@ extension RemoteURL.Kind {
         case .local: return "a local (file://) remote"
         case .webdav: return "a WebDAV remote"
         case .favart: return "a Favart remote"
+        case .smb: return "an SMB remote"
         }
     }
 }

@@ -14,6 +14,7 @@ public enum ProviderFactory {
         case .ftp: return try makeFTP(configuration, transport: transport)
         case .httpIndex: return try makeHTTPIndex(configuration, transport: transport)
         case .favart: return try makeFavart(configuration, transport: transport)
+        case .smb: return try makeSMB(configuration, transport: transport)
         }
     }
 

@@ -7,14 +7,14 @@ import FavFSCore
 public struct RemoteURL: Sendable, Equatable, CustomStringConvertible {
     /// Which provider speaks this URL.
     public enum Kind: String, Sendable, CaseIterable {
-        case webdav, local, s3, sftp, ftp, httpIndex, favart
+        case webdav, local, s3, sftp, ftp, httpIndex, favart, smb
     }
 
     /// Every scheme favfs knows, and its provider.
     public static let schemes: [String: Kind] = [
         "dav": .webdav, "davs": .webdav, "file": .local, "s3": .s3, "sftp": .sftp,
         "ftp": .ftp, "ftps": .ftp, "http": .httpIndex, "https": .httpIndex,
-        "favart": .favart, "favarts": .favart,
+        "favart": .favart, "favarts": .favart, "smb": .smb,
     ]
 
     public let kind: Kind

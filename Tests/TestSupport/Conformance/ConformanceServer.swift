@@ -52,6 +52,18 @@ public struct ConformanceTraits: Sendable {
     /// them out: `.git` is not seen from a mount that did not make it; vsftpd shows them to
     /// `LIST -a`).
     public var listsDotNames = true
+    /// Characters a name on the remote cannot have as such (SMB: `\ : * ? " < > |` and control
+    /// characters; Samba lists a file named so on its disk under a mangled 8.3 name).
+    public var forbiddenNameCharacters: Set<Character> = []
+    /// A name may end in a dot or a space (SMB: no, as on Windows).
+    public var keepsTrailingDotsAndSpaces = true
+
+    /// Whether a file named `name` on the server is listed under that name.
+    public func keeps(name: String) -> Bool {
+        if name.contains(where: { forbiddenNameCharacters.contains($0) }) { return false }
+        if !keepsTrailingDotsAndSpaces, let last = name.last, last == "." || last == " " { return false }
+        return true
+    }
 
     public init() {}
 }

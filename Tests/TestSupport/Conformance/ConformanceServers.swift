@@ -8,6 +8,7 @@ public enum ConformanceServers {
         WsgiDAVConformanceServer.shared,
         S3ConformanceServer.shared,
         SFTPConformanceServer.shared,
+        SambaConformanceServer.shared,
         FTPConformanceServer.shared,
         FTPConformanceServer.ftps,
         VsftpdConformanceServer.shared,

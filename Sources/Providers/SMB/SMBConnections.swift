@@ -1,0 +1,89 @@
+import FavFSCore
+import Foundation
+
+/// The one thread that talks to an SMB server for a provider, with its libsmbclient context.
+///
+/// Debian 12's libsmbclient is not safe to use from two threads at once, even with a context
+/// each: its parameter tables and talloc stack frames are global, and concurrent calls corrupt
+/// the heap (four threads doing stats abort within seconds). `smbc_thread_posix`, which would
+/// make them per thread, is not exported. So every libsmbclient call of the process runs under
+/// one lock (`SMBClientLock`), contexts made and freed included, and each provider has one
+/// thread: calls are queued and run in order. libsmbclient keeps several reads of one call in
+/// flight itself. The thread ends (and frees its context, closing its connection) after
+/// `idleTime` without work; the next call starts another.
+final class SMBConnections: @unchecked Sendable {
+    typealias Job = (Result<SMBContext, ProviderError>) -> Void
+
+    let settings: SMBSettings
+    let remote: String
+    let idleTime: Double
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var running = false
+
+    init(settings: SMBSettings, remote: String, idleTime: Double = 60) {
+        self.settings = settings
+        self.remote = remote
+        self.idleTime = idleTime
+    }
+
+    /// Runs `body` with the context, on the provider's thread.
+    func run<T: Sendable>(_ body: @escaping @Sendable (SMBContext) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+            enqueue { context in
+                continuation.resume(with: Result { try body(context.get()) })
+            }
+        }
+    }
+
+    private func enqueue(_ job: @escaping Job) {
+        condition.lock()
+        queue.append(job)
+        let start = !running
+        running = true
+        condition.signal()
+        condition.unlock()
+        if start {
+            let thread = Thread { [self] in work() }
+            thread.name = "favfs-smb"
+            thread.start()
+        }
+    }
+
+    private func work() {
+        // Made on this thread at its first call, freed by it when it ends.
+        var context: SMBContext?
+        defer { if context != nil { SMBClientLock.run { context = nil } } }
+        condition.lock()
+        while true {
+            while queue.isEmpty {
+                if !condition.wait(until: Date().addingTimeInterval(idleTime)) && queue.isEmpty {
+                    running = false
+                    condition.unlock()
+                    return
+                }
+            }
+            let job = queue.removeFirst()
+            condition.unlock()
+            SMBClientLock.run {
+                if context == nil {
+                    do { context = try SMBContext(settings, remote: remote) }
+                    catch { return job(.failure(error as? ProviderError ?? ProviderError(.localIO, remote: remote, detail: "\(error)"))) }
+                }
+                job(.success(context!))
+            }
+            condition.lock()
+        }
+    }
+}
+
+/// The process-wide lock every libsmbclient call runs under (see `SMBConnections`). Nothing
+/// else is taken while it is held.
+enum SMBClientLock {
+    private static let lock = NSLock()
+    static func run(_ body: () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        body()
+    }
+}
