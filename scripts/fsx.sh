@@ -4,7 +4,7 @@
 # on files inside a favfs mount, then checks the daemon as scripts/pjdfstest.sh does. fsx is
 # compiled here from the xfstests tree without its configure step.
 #
-#   usage: scripts/fsx.sh XFSTESTS_DIR [dav|local] [OPERATIONS] [FAVFS_BINARY]
+#   usage: scripts/fsx.sh XFSTESTS_DIR [dav|smb|local] [OPERATIONS] [FAVFS_BINARY]
 #
 # Two fsx runs, one after the other, each -N OPERATIONS (default 20000) with close and reopen
 # (-c 40) on a file of up to 4 MiB (-l): with mapped reads and writes, and with read() and
@@ -12,7 +12,7 @@
 # mount.
 # Exit status 1 when fsx found a mismatch or the daemon's database was damaged or it died.
 set -u
-xfs=${1:?usage: scripts/fsx.sh XFSTESTS_DIR [dav|local] [OPERATIONS] [FAVFS_BINARY]}
+xfs=${1:?usage: scripts/fsx.sh XFSTESTS_DIR [dav|smb|local] [OPERATIONS] [FAVFS_BINARY]}
 kind=${2:-dav}; ops=${3:-20000}
 bin=${4:-$(swift build -c release --show-bin-path 2>/dev/null)/favfs}
 [ -f "$xfs/ltp/fsx.c" ] || { echo "no $xfs/ltp/fsx.c: fetch kdave/xfstests first" >&2; exit 2; }

@@ -4,12 +4,12 @@
 # its test files and assertions passed; then checks what the run did to the daemon: its log for
 # SQLite's "malformed", the database with PRAGMA integrity_check, and that unmount returns.
 #
-#   usage: scripts/pjdfstest.sh PJDFSTEST_DIR [dav|local] [--allow-other] [FAVFS_BINARY]
+#   usage: scripts/pjdfstest.sh PJDFSTEST_DIR [dav|smb|local] [--allow-other] [FAVFS_BINARY]
 #
-# dav: a private Apache mod_dav on a free loopback port; local: a temp folder (file://)
+# dav: a private Apache mod_dav on a free loopback port; smb: a private Samba smbd; local: a temp folder (file://)
 # (scripts/suite-mount.sh). Exit status 1 when the daemon's database was damaged or it died.
 set -u
-pjd=${1:?usage: scripts/pjdfstest.sh PJDFSTEST_DIR [dav|local] [--allow-other] [FAVFS_BINARY]}
+pjd=${1:?usage: scripts/pjdfstest.sh PJDFSTEST_DIR [dav|smb|local] [--allow-other] [FAVFS_BINARY]}
 kind=${2:-dav}; extra=""; [ "${3:-}" = "--allow-other" ] && extra="--allow-other"
 bin=${4:-$(swift build -c release --show-bin-path 2>/dev/null)/favfs}
 [ -x "$pjd/pjdfstest" ] || { echo "no $pjd/pjdfstest: build it first" >&2; exit 2; }

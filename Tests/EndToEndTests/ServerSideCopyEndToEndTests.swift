@@ -97,6 +97,38 @@ final class ServerSideCopyEndToEndTests: XCTestCase {
             copiedTo: { name, _ in lines().contains { $0.contains("\"PUT /favfs-copy/\(name) ") } }))
     }
 
+    func testSMBCopyIsCopyChunk() throws {
+        try E2EGate.require(apache: false)
+        guard SambaServer.isAvailable else {
+            if TestEnvironment.isCI { return XCTFail("Samba is not installed (apt-get install samba) and CI=true") }
+            throw XCTSkip("Samba is not installed")
+        }
+        let samba = try SambaServer()
+        try samba.start()
+        defer { samba.remove() }
+        let source = Self.randomData(Self.size)
+        try source.write(to: samba.share.appendingPathComponent("src.bin"))
+        let m = try MountedFavFS(remote: "smb://\(samba.user)@127.0.0.1:\(samba.port)/files")
+        defer { m.tearDown() }
+        try m.mountOrThrow(password: samba.password)
+        // SMB has no request log to read: the bytes the mount's connections to smbd received
+        // (tcp_info of each, by `ss`) show whether the source came through; the daemon's log
+        // says what it copied.
+        let daemonLog = { (try? String(contentsOf: m.cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? "" }
+        let received = { () -> Int64 in
+            let ss = try? TimedProcess.sh("ss -tinH state established '( dport = :\(samba.port) )'", timeout: 30)
+            return (ss?.stdout ?? "").components(separatedBy: CharacterSet.whitespacesAndNewlines)
+                .compactMap { $0.hasPrefix("bytes_received:") ? Int64($0.dropFirst("bytes_received:".count)) : nil }.reduce(0, +)
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m.path), ["src.bin"])
+        XCTAssertGreaterThan(received(), 0, "ss shows no connection of the mount to smbd: the check below would prove nothing")
+        try check(m, source: source, server: Server(
+            contents: { try? Data(contentsOf: samba.share.appendingPathComponent($0)) },
+            log: { daemonLog() + "\nbytes received from smbd: \(received())" },
+            sentSource: { _ in received() > Int64(Self.size / 2) },
+            copiedTo: { name, _ in daemonLog().contains("copied /src.bin to /\(name) at smb://") }))
+    }
+
     func testLocalCopyIsLocal() throws {
         try E2EGate.require(apache: false)
         let dir = URL(fileURLWithPath: "/tmp").appendingPathComponent("favfs-copy-\(UUID().uuidString.prefix(8))")

@@ -13,7 +13,7 @@ public final class SMBProvider: Provider {
     /// Hidden names of uploads in flight and files moved aside while being replaced.
     static let temporaryPrefix = ".favfs-upload-"
 
-    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .write, .rename, .delete, .createFolder] }
+    public var capabilities: ProviderCapabilities { [.rangedReads, .versions, .quota, .write, .rename, .delete, .createFolder, .serverSideCopy] }
 
     init(paths: SMBPaths, settings: SMBSettings, remoteDescription: String) {
         self.paths = paths

@@ -149,6 +149,29 @@ final class SMBProviderTests: XCTestCase {
         }
     }
 
+    /// A copy at the server: byte for byte, never over an existing name (compared without case).
+    func testServerSideCopyNeverReplacesAName() async throws {
+        let a = area()
+        let data = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try server.seed(files: ["\(a)/src.bin": data, "\(a)/taken.bin": Data("theirs\n".utf8)], folders: ["\(a)/sub"])
+        let p = try XCTUnwrap(try provider() as? any ServerSideCopyProvider)
+        let src = try await p.item(for: ItemIdentifier("/\(a)/src.bin"))
+        let copy = try await p.copyItem(src, to: ItemIdentifier("/\(a)/sub/copy.bin"))
+        XCTAssertEqual(copy.size, Int64(data.count))
+        XCTAssertEqual(try server.contents(of: "\(a)/sub/copy.bin"), data)
+        for name in ["taken.bin", "TAKEN.BIN"] {
+            do {
+                _ = try await p.copyItem(src, to: ItemIdentifier("/\(a)/\(name)"))
+                XCTFail("a copy over \(name) was made")
+            } catch let error as ProviderError {
+                XCTAssertEqual(error.kind, .exists, "\(error)")
+            }
+        }
+        XCTAssertEqual(try server.contents(of: "\(a)/taken.bin"), Data("theirs\n".utf8))
+        let left = try FileManager.default.contentsOfDirectory(atPath: try server.servedFolder().appendingPathComponent(a).path).sorted()
+        XCTAssertEqual(left, ["src.bin", "sub", "taken.bin"], "a temporary file was left behind")
+    }
+
     func testURLsWithoutAShareOrPasswordAreRefusedWithTheReason() throws {
         XCTAssertThrowsError(try ProviderFactory.make(RemoteConfiguration(url: RemoteURL("smb://nas.local/"), secret: "p"))) { error in
             XCTAssertTrue("\(error)".contains("name a share"), "\(error)")
