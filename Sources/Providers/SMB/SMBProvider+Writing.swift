@@ -193,8 +193,14 @@ extension SMBProvider: WritableProvider {
         let caseOnly = item.identifier.rawValue.lowercased() == destination.rawValue.lowercased()
         let st: stat = try await connections.run { c in
             // A rename that only changes case finds its own source under the new name.
-            if !replacing && !caseOnly, Self.stat(c, to).0 != nil {
+            let existing = caseOnly ? nil : Self.stat(c, to).0
+            if !replacing, existing != nil {
                 throw ProviderError(.exists, remote: remote, path: destination.rawValue, detail: "cannot move \(item.identifier.rawValue) here: the name exists")
+            }
+            // libsmbclient replaces a file (it removes it and renames again) but not a folder:
+            // an empty folder being replaced (the core checked it is empty) goes first.
+            if replacing, item.isFolder, let existing, existing.st_mode & S_IFMT == S_IFDIR, favfs_smb_rmdir(c.handle, to) != 0 {
+                throw errors.failure("cannot replace the folder \(destination.rawValue)", destination.rawValue, errno)
             }
             guard favfs_smb_rename(c.handle, from, to) == 0 else {
                 throw errors.failure("cannot move to \(destination.rawValue)", item.identifier.rawValue, errno)

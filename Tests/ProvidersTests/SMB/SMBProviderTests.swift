@@ -172,6 +172,29 @@ final class SMBProviderTests: XCTestCase {
         XCTAssertEqual(left, ["src.bin", "sub", "taken.bin"], "a temporary file was left behind")
     }
 
+    /// `mv dir empty-dir` replaces the empty folder, as rename(2) does (libsmbclient alone
+    /// answers EEXIST); a file replaces a file.
+    func testMovesReplaceAnEmptyFolderAndAFile() async throws {
+        let a = area()
+        try server.seed(files: ["\(a)/src/inside.txt": Data("in\n".utf8), "\(a)/f.txt": Data("new\n".utf8),
+                                "\(a)/g.txt": Data("old\n".utf8)], folders: ["\(a)/empty"])
+        let p = try provider()
+        let src = try await p.item(for: ItemIdentifier("/\(a)/src"))
+        let moved = try await p.move(src, to: ItemIdentifier("/\(a)/empty"), replacing: true)
+        XCTAssertEqual(moved.kind, .folder)
+        XCTAssertEqual(try server.contents(of: "\(a)/empty/inside.txt"), Data("in\n".utf8))
+        XCTAssertFalse(try server.exists("\(a)/src"))
+        let f = try await p.item(for: ItemIdentifier("/\(a)/f.txt"))
+        do {
+            _ = try await p.move(f, to: ItemIdentifier("/\(a)/g.txt"), replacing: false)
+            XCTFail("a move over g.txt without replacing was made")
+        } catch let error as ProviderError {
+            XCTAssertEqual(error.kind, .exists)
+        }
+        _ = try await p.move(f, to: ItemIdentifier("/\(a)/g.txt"), replacing: true)
+        XCTAssertEqual(try server.contents(of: "\(a)/g.txt"), Data("new\n".utf8))
+    }
+
     func testURLsWithoutAShareOrPasswordAreRefusedWithTheReason() throws {
         XCTAssertThrowsError(try ProviderFactory.make(RemoteConfiguration(url: RemoteURL("smb://nas.local/"), secret: "p"))) { error in
             XCTAssertTrue("\(error)".contains("name a share"), "\(error)")
