@@ -195,7 +195,7 @@ extension Domain {
         return (item, h)
     }
 
-    private func addHandle(_ f: OpenFile) -> UInt64 { handles.add(f) }
+    func addHandle(_ f: OpenFile) -> UInt64 { handles.add(f) }
 
     /// Opens a file; for writing, its whole content is made present first (it will be
     /// uploaded whole), unless truncated to zero.
@@ -206,7 +206,7 @@ extension Domain {
         guard let item = found else { throw error(.notFound, id, "no such item") }
         guard item.kind == .file else { throw error(.isAFolder, id, "not a file") }
         log.debug("open \(id) write=\(write) truncate=\(truncate) dirty=\(wasDirty) version=\(item.version ?? "-") size=\(item.size)")
-        let entry = try content.retain(item: item, version: Self.contentVersion(item), asHandle: true, local: wasDirty)
+        let entry = try retainForOpen(item, version: Self.contentVersion(item), dirty: wasDirty)
         do {
             if truncate {
                 try markDirtyRecording(id, entry)

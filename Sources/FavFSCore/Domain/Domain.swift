@@ -316,10 +316,37 @@ public final class Domain: @unchecked Sendable {
         guard let item = found else { throw error(.notFound, id, "no such item") }
         guard item.kind == .file else { throw error(.isAFolder, id, "not a file") }
         let version = Self.contentVersion(item)
-        // A dirty item's cache file is its only copy, whatever version it is recorded under.
-        let entry = try content.retain(item: item, version: version, asHandle: true, local: isDirty)
+        let entry = try retainForOpen(item, version: version, dirty: isDirty)
         workingSet.foregroundRead(at: Self.now)
         return handles.addReader(OpenFile(item: item, entry: entry), as: id, version: version)
+    }
+
+    /// The content entry an open uses. A dirty item's cache file is its only copy, whatever
+    /// version it is recorded under (`local`). `item` and `dirty` were read before, under the
+    /// lock; `retain` runs without it, and an upload's commit may land in between: the dirty
+    /// content is then confirmed under a new version, and an entry `retain` made anew (none
+    /// was in the table for the commit to update) carries the old one. A write through such a
+    /// handle took our own upload for a change at the remote and made a conflict copy of the
+    /// user's next edit (fsx on an SMB mount, with the machine busy). So the entry takes the
+    /// version memory holds once `retain` returns.
+    func retainForOpen(_ item: Item, version: String, dirty wasDirty: Bool) throws -> ContentEntry {
+        let id = item.identifier
+        let entry = try content.retain(item: item, version: version, asHandle: true, local: wasDirty)
+        guard wasDirty else { return entry }
+        if let parent = id.parent { preload(parent) }
+        let reconciled = lock.withLock { () -> Bool in
+            guard dirty[id] == nil, let now = cachedItemLocked(id, load: false), now.kind == .file else { return false }
+            let confirmed = Self.contentVersion(now)
+            guard confirmed != version else { return false }
+            return entry.withLock { () -> Bool in
+                guard entry.version == version else { return false }
+                entry.version = confirmed
+                return true
+            }
+        }
+        // `retain` may have recorded the entry under the old version over the commit's row.
+        if reconciled { content.persist(entry) }
+        return entry
     }
 
     /// Closes a handle. The last writable handle of a dirty item starts its upload.
