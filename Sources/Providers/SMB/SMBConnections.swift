@@ -8,9 +8,12 @@ import Foundation
 /// the heap (four threads doing stats abort within seconds). `smbc_thread_posix`, which would
 /// make them per thread, is not exported. So every libsmbclient call of the process runs under
 /// one lock (`SMBClientLock`), contexts made and freed included, and each provider has one
-/// thread: calls are queued and run in order. libsmbclient keeps several reads of one call in
-/// flight itself. The thread ends (and frees its context, closing its connection) after
-/// `idleTime` without work; the next call starts another.
+/// thread: calls are queued and run one at a time, those of a more urgent task first (a
+/// program's read before a background listing of subfolders; in order within a priority).
+/// A call that runs is not interrupted: a folder of 100,000 entries is one call of seconds.
+/// libsmbclient keeps several reads of one call in flight itself. The thread ends (and frees
+/// its context, closing its connection) after `idleTime` without work; the next call starts
+/// another.
 final class SMBConnections: @unchecked Sendable {
     typealias Job = (Result<SMBContext, ProviderError>) -> Void
 
@@ -18,7 +21,9 @@ final class SMBConnections: @unchecked Sendable {
     let remote: String
     let idleTime: Double
     private let condition = NSCondition()
-    private var queue: [Job] = []
+    /// Waiting calls: the task's priority, the order they came in, the call.
+    private var queue: [(priority: UInt8, order: Int, job: Job)] = []
+    private var arrived = 0
     private var running = false
 
     init(settings: SMBSettings, remote: String, idleTime: Double = 60) {
@@ -29,16 +34,21 @@ final class SMBConnections: @unchecked Sendable {
 
     /// Runs `body` with the context, on the provider's thread.
     func run<T: Sendable>(_ body: @escaping @Sendable (SMBContext) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
-            enqueue { context in
+        let priority = Task.currentPriority.rawValue
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+            enqueue(priority: priority) { context in
                 continuation.resume(with: Result { try body(context.get()) })
             }
         }
     }
 
-    private func enqueue(_ job: @escaping Job) {
+    /// Calls waiting for the thread (for tests).
+    var waiting: Int { condition.withLock { queue.count } }
+
+    private func enqueue(priority: UInt8, _ job: @escaping Job) {
         condition.lock()
-        queue.append(job)
+        arrived += 1
+        queue.append((priority, arrived, job))
         let start = !running
         running = true
         condition.signal()
@@ -63,7 +73,10 @@ final class SMBConnections: @unchecked Sendable {
                     return
                 }
             }
-            let job = queue.removeFirst()
+            // The most urgent, then the oldest (a handful wait at most: a scan is cheap).
+            var next = 0
+            for i in queue.indices.dropFirst() where queue[i].priority > queue[next].priority { next = i }
+            let job = queue.remove(at: next).job
             condition.unlock()
             SMBClientLock.run {
                 if context == nil {

@@ -46,6 +46,26 @@ final class SMBProviderTests: XCTestCase {
         }
     }
 
+    /// Calls waiting for a remote's one SMB thread run the most urgent task's first (a
+    /// program's read before a background listing), in order within a priority.
+    func testWaitingCallsRunMostUrgentFirst() async throws {
+        let connections = SMBConnections(settings: SMBSettings(domain: nil, user: "u", password: "p", port: nil, timeoutMilliseconds: 1000),
+                                         remote: "smb://test/share")
+        let gate = DispatchSemaphore(value: 0)
+        let order = LockedOrder()
+        let blocker = Task { try await connections.run { _ in order.append("blocker"); gate.wait() } }
+        while order.names.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }  // the blocker holds the thread
+        var calls: [Task<Void, Error>] = []
+        for (name, priority) in [("background 1", TaskPriority.utility), ("background 2", .utility), ("read", .high)] {
+            calls.append(Task(priority: priority) { try await connections.run { _ in order.append(name) } })
+            while connections.waiting < calls.count { try await Task.sleep(nanoseconds: 10_000_000) }
+        }
+        gate.signal()
+        try await blocker.value
+        for c in calls { try await c.value }
+        XCTAssertEqual(order.names, ["blocker", "read", "background 1", "background 2"])
+    }
+
     /// Samba compares names without case: a new `A.TXT` beside `a.txt` must not replace it.
     func testANewNameThatDiffersOnlyInCaseReplacesNothing() async throws {
         let a = area()
@@ -218,4 +238,11 @@ final class SMBProviderTests: XCTestCase {
         guard fd >= 0 else { throw ShellError("open \(path)") }
         return (fd, path)
     }
+}
+
+private final class LockedOrder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    func append(_ name: String) { lock.withLock { list.append(name) } }
+    var names: [String] { lock.withLock { list } }
 }
