@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""favfs benchmark: favfs vs rclone mount vs curl vs local disk over one Apache WebDAV server.
+"""favfs benchmark: favfs vs rclone mount vs the transport's own client vs local disk, over one
+Apache WebDAV server (curl) or, with --server smb, one Samba smbd (smbclient).
 
-    bench/run.sh [--quick] [--runs N] [--cases a,b*,...] [--tools favfs,rclone,...]
-                 [--workdir /tmp/favfs-bench] [--favfs-remote auto|dav|file]
+    bench/run.sh [--server dav|smb] [--quick] [--runs N] [--cases a,b*,...] [--tools favfs,rclone,...]
+                 [--workdir /tmp/favfs-bench] [--favfs-remote auto|dav|smb|file]
 
 Reports medians and ratios; never judges them. Exits non-zero only when a tool failed
 (a mount did not come up, a reader died, the server did not start).
@@ -12,6 +13,7 @@ import atexit
 import datetime
 import os
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -22,8 +24,12 @@ sys.path.insert(0, HERE)
 from favbench import cases as casemod, mounts, proc, report  # noqa: E402
 from favbench.data import SCALES, DataSet  # noqa: E402
 from favbench.server import ApacheServer  # noqa: E402
+from favbench.smb import SambaServer  # noqa: E402
 
 REPO = os.path.dirname(HERE)
+
+# The tools each server can be measured with: curl speaks HTTP only, smbclient SMB only.
+TOOLS = {"dav": "curl,curl-file,curl-par,favfs,rclone,disk", "smb": "smbclient,favfs,rclone,disk"}
 
 
 def log(msg):
@@ -35,10 +41,13 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="small scale for development (64 MiB file, 1,000 entries)")
     p.add_argument("--runs", type=int, default=3, help="runs per case and tool (default 3); medians are reported")
     p.add_argument("--cases", default="", help="comma-separated case names, prefixes or globs (default: all)")
-    p.add_argument("--tools", default="curl,curl-file,curl-par,favfs,rclone,disk", help="tools to run (default: all six)")
+    p.add_argument("--server", choices=["dav", "smb"], default="dav",
+                   help="Apache mod_dav (default) or Samba smbd, serving the same data")
+    p.add_argument("--tools", default="", help=f"tools to run (default: all of the server's: dav {TOOLS['dav']}; smb {TOOLS['smb']})")
     p.add_argument("--workdir", default="/tmp/favfs-bench", help="data, server, mounts and caches (reused)")
-    p.add_argument("--favfs-remote", choices=["auto", "dav", "file"], default="auto",
-                   help="favfs over WebDAV, or over file:// of the same data; auto = dav if it mounts, else file")
+    p.add_argument("--favfs-remote", choices=["auto", "dav", "smb", "file"], default="auto",
+                   help="favfs over the server (dav or smb, as --server), or over file:// of the same data; "
+                        "auto = the server if it mounts, else file")
     p.add_argument("--favfs-args", default="", help="extra options for favfs mount, e.g. '--no-xattrs' (to measure a lever)")
     p.add_argument("--timeout", type=int, default=600, help="seconds any one command may take (default 600)")
     p.add_argument("--results", default=os.path.join(HERE, "results"), help="where JSON and latest.md go")
@@ -48,7 +57,7 @@ def parse_args(argv):
 
 
 def install_cleanup(server):
-    """Unmount everything and stop Apache on any exit: normal, exception, Ctrl-C, SIGTERM."""
+    """Unmount everything and stop the server on any exit: normal, exception, Ctrl-C, SIGTERM."""
     def cleanup():
         mounts.cleanup_all()
         mounts.unmount_stale(os.path.join(server.root, "..", "mnt"))  # the safety net
@@ -63,23 +72,24 @@ def install_cleanup(server):
 
 
 def choose_remote(args, ctx, server, ds):
-    """The favfs remote: WebDAV if asked for or, under auto, if a WebDAV mount lists the root."""
-    dav = server.dav_url
+    """The favfs remote: the server's (WebDAV or SMB) if asked for or, under auto, if a mount
+    of it lists the root."""
+    served = server.favfs_remote
     file_url = "file://" + ds.files
     if args.favfs_remote == "file":
         return "file", file_url
-    if args.favfs_remote == "dav":
-        return "dav", dav
-    ctx.favfs_remote = dav
+    if args.favfs_remote == server.kind:
+        return server.kind, served
+    ctx.favfs_remote = served
     try:
         with ctx.mounted("favfs") as m:
             proc.run(["ls", m.mnt], timeout=30)
-        return "dav", dav
+        return server.kind, served
     except proc.ToolError as e:
         lines = [l for l in str(e).splitlines() if l.strip()]
         own = [l for l in lines[1:] if l.startswith("favfs:")]
         why = own[0] if own else lines[0]  # favfs's own message, else the exit status
-        ctx.remote_note = f"favfs over WebDAV did not mount, so favfs read file:// of the same data: {why}"
+        ctx.remote_note = f"favfs over {server.kind} did not mount, so favfs read file:// of the same data: {why}"
         log(f"WARNING: {ctx.remote_note}")
         mounts.cleanup_all()
         return "file", file_url
@@ -92,6 +102,23 @@ def git_commit(binary):
     return cp.stdout.strip() or "?"
 
 
+def make_server(args, files):
+    if args.server == "smb":
+        return SambaServer(os.path.join(args.workdir, "samba"), files)
+    return ApacheServer(os.path.join(args.workdir, "apache"), files)
+
+
+def choose_tools(args):
+    """The --tools of the chosen server; exits on one the server cannot be measured with."""
+    tools = [t.strip() for t in (args.tools or TOOLS[args.server]).split(",") if t.strip()]
+    foreign = [t for t in tools if t not in TOOLS[args.server].split(",")]
+    if foreign:
+        sys.exit(f"bench: {', '.join(foreign)}: not a tool for --server {args.server} (its tools: {TOOLS[args.server]})")
+    if args.favfs_remote not in ("auto", "file", args.server):
+        sys.exit(f"bench: --favfs-remote {args.favfs_remote} needs --server {args.favfs_remote}")
+    return tools
+
+
 def main(argv):
     args = parse_args(argv)
     if os.geteuid() != 0:
@@ -101,13 +128,14 @@ def main(argv):
     all_cases = casemod.all_cases(ds)
     if args.list:
         for c in all_cases:
-            print(f"{c.name:28} {c.unit:5} {','.join(c.tools):26} {c.note}")
+            ts = [t for t in c.tools if t in TOOLS[args.server]]
+            print(f"{c.name:28} {c.unit:5} {','.join(ts):26} {c.note}")
         return 0
     if args.prepare:
         ds.ensure(log=log)
         return 0
     chosen = casemod.select(all_cases, args.cases)
-    tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    tools = choose_tools(args)
     favfs_bin = os.environ.get("FAVFS_BIN", os.path.join(REPO, ".build/release/favfs"))
     if "favfs" in tools and not os.access(favfs_bin, os.X_OK):
         sys.exit(f"bench: no favfs binary at {favfs_bin} (swift build -c release, or set FAVFS_BIN)")
@@ -115,13 +143,14 @@ def main(argv):
     mounts.unmount_stale(os.path.join(args.workdir, "mnt"))
     proc.TRASH = os.path.join(args.workdir, "trash")
     proc.empty_trash()  # a run that was killed left it
+    shutil.rmtree(os.path.join(args.workdir, "logs"), ignore_errors=True)  # this run's favfs logs only
     ds.ensure(log=log)
-    server = ApacheServer(os.path.join(args.workdir, "apache"), ds.files)
+    server = make_server(args, ds.files)
     cleanup = install_cleanup(server)
     failed = False
     try:
         server.start()
-        log(f"apache mod_dav at {server.url}")
+        log(f"{server.description}: {server.favfs_remote}")
         ctx = casemod.Context(args.workdir, ds, server, favfs_bin, None, args.timeout, log)
         ctx.favfs_args = shlex.split(args.favfs_args)
         kind, remote = ("-", "-")
@@ -133,6 +162,9 @@ def main(argv):
         for case in chosen:
             values, errors, rss, cpu = {}, {}, {}, {}
             case_tools = [t for t in case.tools if t in tools]
+            skipped = {t: why for t, why in case.skip.items() if t in tools}
+            for t, why in skipped.items():
+                log(f"{case.name} {t}: skipped: {why}")
             for run in range(args.runs):
                 for tool in case_tools:
                     if tool in errors:
@@ -153,7 +185,7 @@ def main(argv):
                     for t, c in ctx.cpu.items():
                         cpu.setdefault(t, []).append(c)
                     log(f"{case.name} run {run + 1}/{args.runs} {tool}: {v:.4g} {case.unit}")
-            records.append(report.summarize(case, values, errors, rss, cpu))
+            records.append(report.summarize(case, values, errors, rss, cpu, skipped))
         rc_ver = proc.run(["rclone", "version"], timeout=30, check=False).stdout.splitlines()
         meta = {
             "command": " ".join(shlex.quote(a) for a in ["bench/run.sh"] + argv),
@@ -162,15 +194,18 @@ def main(argv):
             "favfs_binary": favfs_bin, "favfs_commit": git_commit(favfs_bin), "favfs_args": args.favfs_args,
             "favfs_remote_kind": kind, "favfs_remote": remote,
             "favfs_remote_note": getattr(ctx, "remote_note", ""),
-            "rclone_version": rc_ver[0] if rc_ver else "?",
-            "server": "apache2 mod_dav on 127.0.0.1", "tools": tools,
+            "rclone_version": rc_ver[0] if rc_ver else "?", "rclone_remote": server.rclone_remote()[0],
+            "server": server.description, "server_kind": server.kind, "tools": tools,
         }
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         jpath, mdpath = report.write(args.results, meta, records, stamp)
-        print(report.text(report.table(records)))
+        print(f"server: {server.description} ({args.server})")
+        print(report.text(report.table(records, tools)))
+        for line in report.skipped_lines(records):
+            print(f"skipped: {line}")
         print()
         print(report.text(report.daemon_rows(records)))
-        print(f"\nfavfs remote: {kind} ({remote})\nwrote {jpath}\nwrote {mdpath}")
+        print(f"\nfavfs remote: {kind} ({remote})\nfavfs mount logs: {os.path.join(args.workdir, 'logs')}\nwrote {jpath}\nwrote {mdpath}")
     except KeyboardInterrupt:
         log("interrupted; unmounting")
         failed = True

@@ -1,9 +1,10 @@
 """The benchmark cases. Each case measures one number per tool per run.
 
-Tools: `curl` (the transport's limit over the same HTTP server), `favfs`, `rclone` (the
-closest peer: rclone mount --vfs-cache-mode full) and `disk` (the served folder read
-directly: the limit of any cache on this disk). A tool that has no meaningful way to do a
-case is simply not listed for it.
+Tools: `curl` (the transport's limit over the same HTTP server; over SMB `smbclient` takes
+its place), `favfs`, `rclone` (the closest peer: rclone mount --vfs-cache-mode full) and
+`disk` (the served folder read directly: the limit of any cache on this disk). A tool that
+has no meaningful way to do a case is simply not listed for it; where the transport's tool of
+one server cannot express a case its peer can, the case names it in `skip`, with why.
 
 "Cold" means page caches dropped and, for the mounts, a fresh cache folder and a fresh mount.
 """
@@ -32,6 +33,7 @@ class Case:
     tools: list
     measure: object             # measure(ctx, tool) -> float
     note: str = ""
+    skip: dict = field(default_factory=dict)  # tool -> why it cannot do this case
 
 
 class Context:
@@ -60,8 +62,11 @@ class Context:
     def make_mount(self, tool, cache_dir):
         mnt = os.path.join(self.workdir, "mnt", tool)
         if tool == "favfs":
-            return FavfsMount(self.favfs_bin, self.favfs_remote, mnt, cache_dir, extra=self.favfs_args)
-        return RcloneMount(self.server.url, mnt, cache_dir)
+            # The server's own remote may need a password (SMB); file:// of the data does not.
+            login, secret = self.server.favfs_login() if self.favfs_remote == self.server.favfs_remote else ([], None)
+            return FavfsMount(self.favfs_bin, self.favfs_remote, mnt, cache_dir,
+                              extra=self.favfs_args + login, stdin=secret)
+        return RcloneMount(self.server.rclone_remote(), mnt, cache_dir)
 
     @contextlib.contextmanager
     def mounted(self, tool, cache_dir=None, keep_cache=False):
@@ -83,8 +88,17 @@ class Context:
         finally:
             # A cache of our own is discarded whole (see proc.discard): favfs need not evict it.
             m.unmount(keep_cache=True) if (keep_cache or own) and tool == "favfs" else m.unmount()
+            self._keep_log(tool, cache_dir)
             if own:
                 proc.discard(cache_dir)
+
+    def _keep_log(self, tool, cache_dir):
+        """Copies favfs's mount log out of its cache folder, which is discarded: WORKDIR/logs/
+        keeps one per cache folder (a remount on the same folder appends to it)."""
+        log = os.path.join(cache_dir, "favfs.log")
+        if tool == "favfs" and os.path.exists(log):
+            os.makedirs(os.path.join(self.workdir, "logs"), exist_ok=True)
+            shutil.copyfile(log, os.path.join(self.workdir, "logs", os.path.basename(cache_dir) + ".log"))
 
     # -- primitives --------------------------------------------------------------------
     def probe(self, *args):
@@ -139,6 +153,24 @@ class Context:
     def curl(self, *args):
         return proc.run(["curl", "-sS", "--fail", *args], timeout=self.timeout).stdout
 
+    def smbclient(self):
+        """A connected smbclient session (SMB server only): see smb.SmbclientSession."""
+        return self.server.session(self.timeout)
+
+    def smbclient_read_rate(self, rels):
+        """MB/s of `get`s to /dev/null (smbclient's `curl -o /dev/null`), one connected
+        session per file, all sent at once after the page cache is dropped."""
+        with contextlib.ExitStack() as stack:
+            sessions = [stack.enter_context(self.smbclient()) for _ in rels]
+            self.drop()
+            t0 = time.perf_counter()
+            for session, rel in zip(sessions, rels):
+                session.send([f"get {rel} /dev/null"])
+            for session in sessions:
+                session.wait()
+            took = time.perf_counter() - t0
+        return sum(os.path.getsize(self.disk(r)) for r in rels) / took / MB
+
 
 # -- sequential reads -------------------------------------------------------------------
 def seq_read(size, mode):
@@ -150,16 +182,18 @@ def seq_read(size, mode):
                 out = ctx.curl("-o", target, "-w", "%{size_download} %{time_total}", ctx.url(rel))
             n, s = out.split()
             return int(n) / float(s) / MB
+        if tool == "smbclient":
+            return ctx.smbclient_read_rate([rel])
         if tool == "disk":
             path = ctx.disk(rel)
             return _read_in_mode(ctx, path, mode)
         with ctx.mounted(tool) as m:
             return _read_in_mode(ctx, m.path(rel), mode)
 
-    tools = {"cold": ["curl", "curl-file", "favfs", "rclone", "disk"],
+    tools = {"cold": ["curl", "curl-file", "smbclient", "favfs", "rclone", "disk"],
              "warm": ["favfs", "rclone", "disk"],
              "hot": ["favfs", "rclone", "disk"]}[mode]
-    notes = {"cold": "fresh mount and cache, page cache dropped",
+    notes = {"cold": "fresh mount and cache, page cache dropped; smbclient: get to /dev/null on a connected session",
              "warm": "read once, page cache dropped, read again (mount stays up); disk = cold disk read",
              "hot": "read once, read again with the page cache intact"}
     return Case(f"seq_{mode}_{human(size)}", "MB/s", True, tools, measure, notes[mode])
@@ -192,6 +226,8 @@ def seq_warm_remount(size):
 
 
 # -- time to first byte -----------------------------------------------------------------
+NO_RANGE = {"smbclient": "smbclient has no ranged read (get fetches the whole file)"}
+
 def ttfb(size):
     def measure(ctx, tool):
         rel = ctx.ds.read_file(size)
@@ -207,7 +243,8 @@ def ttfb(size):
             ctx.drop()
             return ctx.probe("ttfb", m.path(rel))[1] * 1000
     return Case(f"ttfb_{human(size)}", "ms", False, ["curl", "favfs", "rclone", "disk"], measure,
-                "open + read 1 byte of a never-read file, its folder already listed; curl: Range 0-0")
+                "open + read 1 byte of a never-read file, its folder already listed; curl: Range 0-0",
+                skip=NO_RANGE)
 
 
 def ttfb_file_cold(size):
@@ -224,7 +261,8 @@ def ttfb_file_cold(size):
             ctx.drop_file(rel)
             return ctx.probe("ttfb", m.path(rel))[1] * 1000
     return Case(f"ttfb_filecold_{human(size)}", "ms", False, ["curl", "favfs", "rclone", "disk"], measure,
-                "as ttfb, but only the file's pages are dropped (fadvise): programs' code stays in memory")
+                "as ttfb, but only the file's pages are dropped (fadvise): programs' code stays in memory",
+                skip=NO_RANGE)
 
 
 # -- random reads -----------------------------------------------------------------------
@@ -264,14 +302,19 @@ def ls_cold(rel):
         if tool == "curl":
             ctx.drop()
             return float(ctx.curl("-o", "/dev/null", *PROPFIND, "-w", "%{time_total}", ctx.url(rel) + "/"))
+        if tool == "smbclient":
+            with ctx.smbclient() as session:
+                ctx.drop()
+                return session.run([f"ls {rel}/*"])
         if tool == "disk":
             ctx.drop()
             return ctx.timed_quiet(["ls", "-l", ctx.disk(rel)])
         with ctx.mounted(tool) as m:
             ctx.drop()
             return ctx.timed_quiet(["ls", "-l", m.path(rel)])
-    return Case(f"ls_cold_{rel}", "s", False, ["curl", "favfs", "rclone", "disk"], measure,
-                "ls -l on a fresh mount and cache; curl: one PROPFIND Depth: 1 of the properties favfs asks for")
+    return Case(f"ls_cold_{rel}", "s", False, ["curl", "smbclient", "favfs", "rclone", "disk"], measure,
+                "ls -l on a fresh mount and cache; curl: one PROPFIND Depth: 1 of the properties favfs asks for; "
+                "smbclient: `ls DIR/*` on a connected session")
 
 
 def ls_remount(rel):
@@ -297,14 +340,19 @@ def find_tree(rel, folders):
             urls = [ctx.url(rel) + "/"] + [ctx.url(f"{rel}/d{d:03d}/") for d in range(folders)]
             ctx.drop()
             return ctx.timed_quiet(["curl", "-sS", "--fail", *PROPFIND, *urls])
+        if tool == "smbclient":
+            with ctx.smbclient() as session:
+                ctx.drop()
+                return session.run([f"ls {rel}/*"] + [f"ls {rel}/d{d:03d}/*" for d in range(folders)])
         if tool == "disk":
             ctx.drop()
             return ctx.timed_quiet(["find", ctx.disk(rel)])
         with ctx.mounted(tool) as m:
             ctx.drop()
             return ctx.timed_quiet(["find", m.path(rel)])
-    return Case(f"find_{rel}", "s", False, ["curl", "favfs", "rclone", "disk"], measure,
-                "find over the tree, fresh mount and cache; curl: PROPFIND Depth: 1 per folder, favfs's properties")
+    return Case(f"find_{rel}", "s", False, ["curl", "smbclient", "favfs", "rclone", "disk"], measure,
+                "find over the tree, fresh mount and cache; curl: PROPFIND Depth: 1 per folder, favfs's properties; "
+                "smbclient: `ls` per folder on one connected session")
 
 
 # -- parallel reads ---------------------------------------------------------------------
@@ -319,14 +367,17 @@ def parallel(rels, each):
                 t0 = time.perf_counter()
                 ctx.curl("--parallel", "--parallel-max", str(len(rels)), *args)
                 return len(rels) * each / (time.perf_counter() - t0) / MB
+        if tool == "smbclient":
+            return ctx.smbclient_read_rate(rels)
         if tool == "disk":
             ctx.drop()
             return ctx.read_rate([ctx.disk(r) for r in rels])
         with ctx.mounted(tool) as m:
             ctx.drop()
             return ctx.read_rate([m.path(r) for r in rels])
-    return Case(f"parallel_{len(rels)}x{human(each)}", "MB/s", True, ["curl", "curl-file", "favfs", "rclone", "disk"],
-                measure, "aggregate throughput of parallel cold readers")
+    return Case(f"parallel_{len(rels)}x{human(each)}", "MB/s", True,
+                ["curl", "curl-file", "smbclient", "favfs", "rclone", "disk"],
+                measure, "aggregate throughput of parallel cold readers; smbclient: one connected session per file")
 
 
 def all_cases(ds):

@@ -66,9 +66,10 @@ class Mount:
 class FavfsMount(Mount):
     kind = "favfs"
 
-    def __init__(self, binary, remote, mnt, cache_dir, cache_size="20G", extra=()):
+    def __init__(self, binary, remote, mnt, cache_dir, cache_size="20G", extra=(), stdin=None):
         super().__init__(mnt, cache_dir)
         self.extra = list(extra)
+        self.stdin = stdin  # the password, for --password-stdin (SMB)
         self.binary = binary
         self.remote = remote
         self.cache_size = cache_size
@@ -76,7 +77,8 @@ class FavfsMount(Mount):
 
     def mount(self, timeout=120):
         proc.run([self.binary, "mount", self.mnt, "--remote", self.remote,
-                  "--cache-dir", self.cache_dir, "--cache-size", self.cache_size, *self.extra], timeout=timeout)
+                  "--cache-dir", self.cache_dir, "--cache-size", self.cache_size, *self.extra],
+                 stdin=self.stdin, timeout=timeout)
         self._after_mount()
         return self
 
@@ -99,16 +101,16 @@ class FavfsMount(Mount):
 class RcloneMount(Mount):
     kind = "rclone"
 
-    def __init__(self, url, mnt, cache_dir):
+    def __init__(self, remote, mnt, cache_dir):
         super().__init__(mnt, cache_dir)
-        self.url = url
+        self.remote = remote  # [":webdav:", "--webdav-url", URL] or [":smb:files", "--smb-host", …]
         self.pattern = f"rclone mount .*{self.mnt}"
 
     def mount(self, timeout=120):
-        # An on-the-fly :webdav: remote; an empty config so no user config leaks in.
+        # An on-the-fly remote; an empty config so no user config leaks in.
         conf = os.path.join(self.cache_dir, "rclone.conf")
         open(conf, "a").close()
-        proc.run(["rclone", "mount", ":webdav:", self.mnt, "--webdav-url", self.url,
+        proc.run(["rclone", "mount", self.remote[0], self.mnt, *self.remote[1:],
                   "--vfs-cache-mode", "full", "--cache-dir", self.cache_dir, "--config", conf,
                   "--daemon", "--daemon-wait", "60s"], timeout=timeout)
         self._after_mount()

@@ -27,15 +27,19 @@ def run(cmd, timeout=DEFAULT_TIMEOUT, check=True, env=None, stdin=None, capture=
     On timeout the whole process group is killed (SIGKILL also ends processes waiting on a
     FUSE request) and ToolError is raised.
     """
-    p = subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-        stderr=subprocess.PIPE if capture else subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
+    try:
+        p = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+            stderr=subprocess.PIPE if capture else subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        # A program not installed (fio, sqlite3 …) fails its case, not the whole run.
+        raise ToolError(f"not installed: {cmd[0]}")
     try:
         out, err = p.communicate(input=stdin, timeout=timeout)
     except subprocess.TimeoutExpired:

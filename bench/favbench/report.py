@@ -4,11 +4,12 @@ import os
 import platform
 import statistics
 
-TOOLS = ["curl", "curl-file", "curl-par", "favfs", "rclone", "disk"]
-RATIOS = [("favfs/curl", "curl"), ("favfs/curl-file", "curl-file"), ("favfs/curl-par", "curl-par"), ("favfs/rclone", "rclone"), ("favfs/disk", "disk")]
+TOOLS = ["curl", "curl-file", "curl-par", "smbclient", "favfs", "rclone", "disk"]
+RATIOS = [("favfs/curl", "curl"), ("favfs/curl-file", "curl-file"), ("favfs/curl-par", "curl-par"),
+          ("favfs/smbclient", "smbclient"), ("favfs/rclone", "rclone"), ("favfs/disk", "disk")]
 
 
-def summarize(case, values, errors, rss, cpu=None):
+def summarize(case, values, errors, rss, cpu=None, skipped=None):
     """One case's record: raw values per tool, medians, ratios of favfs's median to the others'."""
     med = {t: statistics.median(v) for t, v in values.items() if v}
     ratios = {}
@@ -20,6 +21,7 @@ def summarize(case, values, errors, rss, cpu=None):
         "name": case.name, "unit": case.unit, "higher_is_better": case.higher_is_better,
         "note": case.note, "values": values, "median": med, "ratios": ratios,
         "errors": errors, "peak_rss_kib": rss, "daemon_cpu_seconds": cpu or {},
+        "skipped": skipped or {},
     }
 
 
@@ -35,20 +37,29 @@ def _fmt(x):
     return f"{x:.3f}"
 
 
-def table(records):
-    """Rows of the result table (header first)."""
-    head = ["case", "unit"] + TOOLS + [r for r, _ in RATIOS]
-    rows = [head]
+def table(records, tools=TOOLS):
+    """Rows of the result table (header first): a column for each of `tools` (the run's;
+    the two servers' transport tools differ) and each ratio to one of them."""
+    shown = [t for t in TOOLS if t in tools]
+    ratios = [(l, t) for l, t in RATIOS if t in shown]
+    rows = [["case", "unit"] + shown + [l for l, _ in ratios]]
     for r in records:
         unit = r["unit"] + (" ↑" if r["higher_is_better"] else " ↓")
         cells = []
-        for t in TOOLS:
+        for t in shown:
             if t in r["errors"]:
                 cells.append("FAIL")
+            elif t in r.get("skipped", {}):
+                cells.append("n/a")
             else:
                 cells.append(_fmt(r["median"].get(t)))
-        rows.append([r["name"], unit] + cells + [_fmt(r["ratios"].get(l)) for l, _ in RATIOS])
+        rows.append([r["name"], unit] + cells + [_fmt(r["ratios"].get(l)) for l, _ in ratios])
     return rows
+
+
+def skipped_lines(records):
+    """`case tool: why` for every tool a case skipped."""
+    return [f"{r['name']} {t}: {why}" for r in records for t, why in r.get("skipped", {}).items()]
 
 
 def daemon_rows(records):
@@ -105,22 +116,24 @@ def write(results_dir, meta, records, stamp):
         f.write("\n")
     m = meta["machine"]
     md = [
-        "# favfs benchmark — latest run", "",
+        f"# favfs benchmark over {meta['server_kind'].upper()} — latest run", "",
         f"- command: `{meta['command']}`",
         f"- date: {meta['date']}, scale: {meta['scale']}, runs: {meta['runs']} (medians shown)",
         f"- machine: {m['nproc']} cores, {m['ram_gib']} GiB RAM, kernel {m['kernel']}",
         f"- favfs: {meta['favfs_binary']} (commit {meta['favfs_commit']}), remote **{meta['favfs_remote_kind']}** `{meta['favfs_remote']}`"
         + (f", mounted with `{meta['favfs_args']}`" if meta.get("favfs_args") else ""),
         *([f"- note: {meta['favfs_remote_note']}"] if meta.get("favfs_remote_note") else []),
-        f"- rclone: {meta['rclone_version']} (`rclone mount :webdav: --vfs-cache-mode full`); server: Apache mod_dav on 127.0.0.1",
+        f"- rclone: {meta['rclone_version']} (`rclone mount {meta['rclone_remote']} --vfs-cache-mode full`); server: {meta['server']}",
         f"- JSON: `{os.path.basename(jpath)}`", "",
         "↑ higher is better, ↓ lower is better. Ratios are favfs's median over the other tool's.", "",
-        markdown(table(records)), "",
+        markdown(table(records, meta["tools"])), "",
         "## The mount daemons: peak RSS (VmHWM, max over runs) and CPU time used in a measurement (median)", "",
         markdown(daemon_rows(records)), "",
         "## Cases", "",
     ]
     md += [f"- `{r['name']}`: {r['note']}" for r in records]
+    if skipped_lines(records):
+        md += ["", "## Skipped", ""] + [f"- {line}" for line in skipped_lines(records)]
     errs = [(r["name"], t, e) for r in records for t, e in r["errors"].items()]
     if errs:
         md += ["", "## Failures", ""] + [f"- `{n}` {t}: {_gist(e)}" for n, t, e in errs]

@@ -36,6 +36,9 @@ def listening(port):
 class ApacheServer:
     """Serves `files_dir` as WebDAV at http://127.0.0.1:PORT/files/."""
 
+    kind = "dav"
+    description = "Apache mod_dav on 127.0.0.1"
+
     def __init__(self, root, files_dir):
         self.root = os.path.abspath(root)          # config, logs, pid, lock db
         self.files_dir = os.path.abspath(files_dir)
@@ -50,6 +53,18 @@ class ApacheServer:
     @property
     def dav_url(self):
         return f"dav://127.0.0.1:{self.port}/files/"
+
+    @property
+    def favfs_remote(self):
+        return self.dav_url
+
+    def favfs_login(self):
+        """favfs mount's options and stdin for a password: none, the share is open."""
+        return [], None
+
+    def rclone_remote(self):
+        """rclone mount's remote: an on-the-fly :webdav: one."""
+        return [":webdav:", "--webdav-url", self.url]
 
     def _write_config(self):
         os.makedirs(os.path.join(self.root, "lock"), exist_ok=True)

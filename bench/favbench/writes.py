@@ -6,6 +6,10 @@ upload), the same test for every tool. The limit is curl PUTting the same files:
 or every small file one after another over one connection, without the `Expect: 100-continue`
 round trip curl 7.88 makes before every PUT body (favfs sends none either).
 
+Over SMB, favfs uploads to a hidden name and renames it into place; rclone and smbclient write
+the file in place, front to back, so there the right size means the last write has landed.
+The limit there is one connected smbclient `put`ting the same files one after another.
+
 Writes go to `files/uploads/` (www-data's, so Apache may write there), emptied after each
 measurement. The source files are read into the page cache before every timed run, for every
 tool alike: the case measures the way to the server, not this VM's disk, whose reads here are
@@ -111,6 +115,12 @@ def write_big(size):
                 t0 = time.perf_counter()
                 ctx.curl("-H", "Expect:", "-T", src, ctx.url(f"{UPLOADS}/big.bin"))
                 return size / (time.perf_counter() - t0) / MB
+            if tool == "smbclient":
+                with ctx.smbclient() as session:
+                    _warm([src])
+                    took = session.run([f"put {src} {UPLOADS}/big.bin"])
+                _wait_on_server(ctx, [(target, size)], 10)  # a check: put returns when it is written
+                return size / took / MB
             if tool == "disk":
                 _warm([src])
                 t0 = time.perf_counter()
@@ -126,8 +136,9 @@ def write_big(size):
                 return size / (time.perf_counter() - t0) / MB
         finally:
             proc.discard(dest_dir)
-    return Case(f"write_{human(size)}", "MB/s", True, ["curl", "favfs", "rclone", "disk"], measure,
-                "cp into the mount, timed until the served folder has the whole file; curl: one PUT; disk: cp + sync")
+    return Case(f"write_{human(size)}", "MB/s", True, ["curl", "smbclient", "favfs", "rclone", "disk"], measure,
+                "cp into the mount, timed until the served folder has the whole file; curl: one PUT; "
+                "smbclient: one put; disk: cp + sync")
 
 
 def write_small(count):
@@ -151,6 +162,13 @@ def write_small(count):
                 t0 = time.perf_counter()
                 ctx.curl(*_parallel(tool), "--config", config)
                 return time.perf_counter() - t0
+            if tool == "smbclient":
+                with ctx.smbclient() as session:
+                    session.run([f"mkdir {UPLOADS}/s"])  # as curl's MKCOL: before the clock
+                    _warm(os.path.join(src, n) for n in names)
+                    took = session.run([f"put {src}/{n} {UPLOADS}/s/{n}" for n in names])
+                _wait_on_server(ctx, expected, 10)
+                return took
             if tool == "disk":
                 _warm(os.path.join(src, n) for n in names)
                 t0 = time.perf_counter()
@@ -161,9 +179,10 @@ def write_small(count):
                                warm=[os.path.join(src, n) for n in names])
         finally:
             proc.discard(dest_dir)
-    return Case(f"write_small_{count}", "s", False, ["curl", "curl-par", "favfs", "rclone", "disk"], measure,
+    return Case(f"write_small_{count}", "s", False, ["curl", "curl-par", "smbclient", "favfs", "rclone", "disk"], measure,
                 "cp -r of files of 100 B-60 KB into the mount, timed until all are on the server; "
-                "curl: PUT one after another over one connection; curl-par: 8 at a time; disk: cp -r + sync")
+                "curl: PUT one after another over one connection; curl-par: 8 at a time; "
+                "smbclient: put one after another on one session; disk: cp -r + sync")
 
 
 def tree_source(ctx, count):
@@ -225,6 +244,15 @@ def tar_x(count):
                     ctx.curl("--config", config + ".mkcol")
                     ctx.curl(*_parallel(tool), "--config", config + ".put")
                 return time.perf_counter() - t0
+            if tool == "smbclient":
+                # As curl: every folder made (parents first), then every file put, one session.
+                commands = [f"mkdir {UPLOADS}/t"] + [f"mkdir {UPLOADS}/t/{d}" for d in folders]
+                commands += [f"put {os.path.join(src_root, rel)} {UPLOADS}/t/{rel}" for rel, _ in files]
+                with ctx.smbclient() as session:
+                    _warm(os.path.join(src_root, rel) for rel, _ in files)
+                    took = session.run(commands)
+                _wait_on_server(ctx, expected, 10)
+                return took
             _warm([tarball])
             if tool == "disk":
                 os.makedirs(os.path.join(dest_dir, "t"))
@@ -238,10 +266,10 @@ def tar_x(count):
             return _into_mount(ctx, tool, expected, extract)
         finally:
             proc.discard(dest_dir)
-    return Case(f"tar_x_{count}", "s", False, ["curl", "curl-par", "favfs", "rclone", "disk"], measure,
+    return Case(f"tar_x_{count}", "s", False, ["curl", "curl-par", "smbclient", "favfs", "rclone", "disk"], measure,
                 "tar x of a source tree (files of 100 B-60 KB, folders three deep) into the mount, timed until "
                 "all are on the server; curl: MKCOL each folder, then PUT each file, over one connection; curl-par: "
-                "the PUTs 8 at a time; disk: tar x + sync")
+                "the PUTs 8 at a time; smbclient: mkdir each folder, then put each file, on one session; disk: tar x + sync")
 
 
 def write_cases(ds):
