@@ -32,7 +32,7 @@ Paths are case-insensitive and case-preserving. Errors are 409 with `error_summa
 Dropbox chooses its own page size too).
 
 Usage: dropbox_api_server.py ROOT --port PORT [--refresh-token T] [--client-id ID]
-       [--token-lifetime SECONDS] [--throttle N] [--retry-after SECONDS] [--page-size N]
+       [--token-lifetime SECONDS] [--stated-lifetime SECONDS] [--throttle N] [--retry-after SECONDS] [--page-size N]
 Environment: DROPBOX_FIXTURE_TOKEN_LIFETIME, DROPBOX_FIXTURE_THROTTLE (defaults for the flags).
 Every request is logged to stderr, one line each.
 """
@@ -384,7 +384,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(400, {"error": "invalid_grant", "error_description": "refresh token is invalid or revoked"})
         token = "sl." + secrets.token_urlsafe(24)
         self.server.tokens[token] = time.time() + self.server.lifetime
-        self.send_json(200, {"access_token": token, "token_type": "bearer", "expires_in": int(self.server.lifetime)})
+        stated = self.server.stated_lifetime if self.server.stated_lifetime is not None else self.server.lifetime
+        self.send_json(200, {"access_token": token, "token_type": "bearer", "expires_in": int(stated)})
 
     # -- RPC routes
 
@@ -640,6 +641,9 @@ def main():
     p.add_argument("--refresh-token", default="fixture-refresh-token")
     p.add_argument("--client-id", default="")
     p.add_argument("--token-lifetime", type=float, default=float(os.environ.get("DROPBOX_FIXTURE_TOKEN_LIFETIME", "14400")))
+    # The `expires_in` told to clients (default: the true lifetime); a longer one lets a test
+    # make a token expire before the client expects it.
+    p.add_argument("--stated-lifetime", type=float, default=None)
     p.add_argument("--throttle", type=int, default=int(os.environ.get("DROPBOX_FIXTURE_THROTTLE", "0")))
     p.add_argument("--retry-after", type=int, default=1)
     p.add_argument("--page-size", type=int, default=500)
@@ -652,6 +656,7 @@ def main():
     server.refresh_token = a.refresh_token
     server.client_id = a.client_id
     server.lifetime = a.token_lifetime
+    server.stated_lifetime = a.stated_lifetime
     server.throttle = a.throttle
     server.retry_after = a.retry_after
     server.counter_lock = threading.Lock()
