@@ -102,7 +102,7 @@ struct DropboxErrors: Sendable {
         switch code {
         case "invalid_grant":
             return ProviderError(.denied, remote: remote, path: path, status: response.status,
-                                 detail: "Dropbox refused the refresh token (\(said)): it was revoked or is not valid; sign in to Dropbox again to get a new refresh token and give it with --password-stdin (see docs/remotes.md, Dropbox)")
+                                 detail: "Dropbox refused the refresh token (\(said)): it was revoked or is not valid; sign in to Dropbox again to get a new refresh token and give it with --password-stdin (docs/remotes.md, \"Dropbox: getting a refresh token\")")
         case "invalid_client", "unauthorized_client":
             return ProviderError(.denied, remote: remote, path: path, status: response.status,
                                  detail: "Dropbox does not know the app key given as client_id (\(said)); use the key of the app the refresh token was issued to")

@@ -20,7 +20,7 @@ extension ProviderFactory {
         }
         guard let refreshToken = configuration.secret, !refreshToken.isEmpty else {
             throw ProviderError(.denied, remote: url.description,
-                                detail: "no refresh token: give it with --password-stdin (or store it with favfs remote add); see docs/remotes.md, Dropbox")
+                                detail: "no refresh token: give it with --password-stdin (or store it with favfs remote add) (docs/remotes.md, \"Dropbox: getting a refresh token\")")
         }
         var endpoints = DropboxEndpoints.dropbox
         if let endpoint = configuration.options["endpoint"] {
