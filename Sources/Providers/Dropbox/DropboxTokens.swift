@@ -19,15 +19,26 @@ final class DropboxTokens: @unchecked Sendable {
     private var expires = Date.distantPast
     /// Token requests made (for tests: a refresh must happen once, not per call).
     private(set) var fetches = 0
+    /// The fetch under way, which every caller without a token awaits.
+    private var inflight: Task<String, Error>?
 
     init(transport: CurlTransport, url: String, clientID: String, refreshToken: String, errors: DropboxErrors) {
         self.transport = transport; self.url = url; self.clientID = clientID; self.refreshToken = refreshToken; self.errors = errors
     }
 
-    /// A token to use now.
+    /// A token to use now. Calls that find none wait for one fetch together: a mount's first
+    /// burst of listings and reads must not ask for a token each.
     func current(path: String) async throws -> String {
-        if let token = lock.withLock({ token.flatMap { Date() < expires ? $0 : nil } }) { return token }
-        return try await fetch(path: path)
+        let (valid, task): (String?, Task<String, Error>?) = lock.withLock {
+            if let token, Date() < expires { return (token, nil) }
+            if let inflight { return (nil, inflight) }
+            let fetching = Task { try await self.fetch(path: path) }
+            inflight = fetching
+            return (nil, fetching)
+        }
+        if let valid { return valid }
+        guard let task else { throw errors.invalid("no token and no fetch", request: "POST /oauth2/token", path: path, status: nil) }
+        return try await task.value
     }
 
     /// Forgets `used` after Dropbox refused it; a newer token fetched meanwhile is kept.
@@ -38,6 +49,8 @@ final class DropboxTokens: @unchecked Sendable {
     var fetchCount: Int { lock.withLock { fetches } }
 
     private func fetch(path: String) async throws -> String {
+        // Whatever the outcome, the next caller without a token starts a new fetch.
+        defer { lock.withLock { inflight = nil } }
         var form = URLComponents()
         form.queryItems = [URLQueryItem(name: "grant_type", value: "refresh_token"),
                            URLQueryItem(name: "refresh_token", value: refreshToken),

@@ -83,6 +83,22 @@ final class DropboxProviderTests: XCTestCase {
         XCTAssertEqual(lines(s, "\" 401 "), 0, s.log())
     }
 
+    /// A burst of calls with no token yet waits for one fetch, not one each.
+    func testConcurrentCallsShareOneTokenFetch() async throws {
+        let s = try server()
+        try seed(s, ["a.txt": Data("a".utf8)])
+        let p = try XCTUnwrap(try provider(s) as? DropboxProvider)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<16 { group.addTask {
+                let item = try await p.item(for: ItemIdentifier("/a.txt"))
+                XCTAssertEqual(item.size, 1)
+            } }
+            try await group.waitForAll()
+        }
+        XCTAssertEqual(p.accessTokensFetched, 1)
+        XCTAssertEqual(lines(s, "/oauth2/token"), 1, s.log())
+    }
+
     /// A refresh token Dropbox no longer takes (the user disconnected the app) is `.denied`,
     /// with words that say what to do.
     func testARevokedRefreshTokenSaysToSignInAgain() async throws {
@@ -92,6 +108,9 @@ final class DropboxProviderTests: XCTestCase {
         XCTAssertTrue(e?.detail.contains("invalid_grant") ?? false, "\(String(describing: e))")
         XCTAssertTrue(e?.detail.contains("sign in to Dropbox again") ?? false, "\(String(describing: e))")
         XCTAssertEqual(e?.status, 400)
+        // A refused fetch is not remembered: the next call asks again (the user may have fixed it).
+        _ = await expect(.denied, "listing again") { _ = try await p.enumerateItems(in: .rootContainer, page: nil) }
+        XCTAssertEqual(lines(s, "/oauth2/token"), 2, s.log())
     }
 
     /// An app key the fixture does not know: `.denied`, naming client_id.
