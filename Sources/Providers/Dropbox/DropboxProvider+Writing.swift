@@ -108,15 +108,26 @@ extension DropboxProvider: WritableProvider {
         guard !item.identifier.isRoot else {
             throw ProviderError(.notSupported, remote: remoteDescription, path: path, detail: "the root cannot be deleted")
         }
-        if item.isFolder {
-            let first = try await enumerateItems(in: item.identifier, page: nil)
-            if !first.items.isEmpty || !first.skipped.isEmpty || first.nextPage != nil {
-                throw ProviderError(.notEmpty, remote: remoteDescription, path: path, status: 200,
-                                    detail: "files/delete_v2 not sent: the folder is not empty (files/list_folder), and Dropbox would delete everything in it")
-            }
+        if item.isFolder, try await hasEntries(item.identifier) {
+            throw ProviderError(.notEmpty, remote: remoteDescription, path: path, status: 200,
+                                detail: "files/delete_v2 not sent: the folder is not empty (files/list_folder), and Dropbox would delete everything in it")
         }
         let response = try await client.rpc("files/delete_v2", ["path": paths.path(item.identifier)], path: path)
         guard response.status == 200 else { throw errors.status(response, route: "files/delete_v2", path: path) }
+    }
+
+    /// Whether a folder lists anything. A page may be empty and still have more (Dropbox
+    /// chooses page sizes), so pages are followed until an entry or the end; at most 100, after
+    /// which the folder counts as not empty (refusing is the safe answer).
+    private func hasEntries(_ folder: ItemIdentifier) async throws -> Bool {
+        var page: Page?
+        for _ in 0..<100 {
+            let listed = try await enumerateItems(in: folder, page: page)
+            if !listed.items.isEmpty || !listed.skipped.isEmpty { return true }
+            guard let next = listed.nextPage else { return false }
+            page = next
+        }
+        return true
     }
 
     /// `move_v2`: atomic at Dropbox, folders included. Replacing an existing file deletes it

@@ -107,10 +107,15 @@ public final class DropboxProvider: Provider {
         return EnumerationPage(items: items, nextPage: next, skipped: skipped)
     }
 
-    /// `get_metadata`; the root (which Dropbox does not describe) is a folder.
+    /// `get_metadata`. Dropbox does not describe its own root: there, a listing of one entry
+    /// answers instead, so that a mount checks the refresh token before it says it is mounted.
     public func item(for identifier: ItemIdentifier) async throws -> Item {
-        if identifier.isRoot && paths.root.isEmpty { return Item(identifier: .rootContainer, kind: .folder) }
         let path = identifier.rawValue
+        if identifier.isRoot && paths.root.isEmpty {
+            let response = try await client.rpc("files/list_folder", ["path": "", "limit": 1], path: path)
+            guard response.status == 200 else { throw errors.status(response, route: "files/list_folder", path: path) }
+            return Item(identifier: .rootContainer, kind: .folder)
+        }
         let response = try await client.rpc("files/get_metadata", ["path": paths.path(identifier)], path: path)
         guard response.status == 200 else { throw errors.status(response, route: "files/get_metadata", path: path) }
         return try item(from: response.body, id: identifier, request: "files/get_metadata")

@@ -111,6 +111,11 @@ final class DropboxProviderTests: XCTestCase {
         // A refused fetch is not remembered: the next call asks again (the user may have fixed it).
         _ = await expect(.denied, "listing again") { _ = try await p.enumerateItems(in: .rootContainer, page: nil) }
         XCTAssertEqual(lines(s, "/oauth2/token"), 2, s.log())
+        // The root's item, which a mount asks for first, is checked at Dropbox too (get_metadata
+        // does not describe the root): the mount fails rather than mounting a folder it cannot list.
+        _ = await expect(.denied, "the root's item") { _ = try await p.item(for: .rootContainer) }
+        let root = try await provider(s).item(for: .rootContainer)
+        XCTAssertEqual(root.kind, .folder)
     }
 
     /// An app key the fixture does not know: `.denied`, naming client_id.
