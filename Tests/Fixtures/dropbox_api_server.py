@@ -43,6 +43,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -662,6 +663,8 @@ def main():
     server.counter_lock = threading.Lock()
     server.page_size = a.page_size
     server.allocated = a.allocated
+    # Tests stop the fixture with SIGTERM: exit through `finally`, so the staging folder goes.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         server.serve_forever()
     finally:
