@@ -445,6 +445,8 @@ class Handler(BaseHTTPRequestHandler):
     def delete(self):
         arg = self.rpc_arg()
         store = self.server.store
+        if not store.components(arg["path"]):
+            raise ApiError({".tag": "path_lookup", "path_lookup": {".tag": "malformed_path"}})
         with store.lock:
             disk, display = store.existing(arg["path"], "path_lookup")
             meta = store.metadata(disk, display)

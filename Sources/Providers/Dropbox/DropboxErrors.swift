@@ -107,7 +107,8 @@ struct DropboxErrors: Sendable {
             return ProviderError(.denied, remote: remote, path: path, status: response.status,
                                  detail: "Dropbox does not know the app key given as client_id (\(said)); use the key of the app the refresh token was issued to")
         default:
-            let kind: ProviderError.Kind = response.status >= 500 ? .serverError : .denied
+            // Throttled or failing: try again later; anything else is a refusal.
+            let kind: ProviderError.Kind = response.status >= 500 || response.status == 429 ? .serverError : .denied
             return ProviderError(kind, remote: remote, path: path, status: response.status,
                                  detail: "POST /oauth2/token failed: \(response.status) \(WebDAVErrors.reason(response.status))\(said.isEmpty ? "" : " — " + said)")
         }
