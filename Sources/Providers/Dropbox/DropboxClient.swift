@@ -21,6 +21,7 @@ public struct DropboxEndpoints: Sendable, Equatable {
         self.init(api: b, content: b, token: b + "/oauth2/token")
     }
 
+    /// Each endpoint at its own base URL (without a trailing slash; `token` is the full URL).
     public init(api: String, content: String, token: String) {
         self.api = api; self.content = content; self.token = token
     }

@@ -29,6 +29,8 @@ public final class DropboxProvider: Provider {
         /// The most seconds one call waits out 429/503 answers (nil: the transport's low-speed time).
         public var retryBudget: Double?
 
+        /// A remote at `endpoints` (Dropbox's own by default) signed in with `refreshToken`,
+        /// issued to the app `clientID`; the other settings keep their defaults.
         public init(endpoints: DropboxEndpoints = .dropbox, clientID: String, refreshToken: String, rootFolder: String = "/",
                     remoteDescription: String) {
             self.endpoints = endpoints; self.clientID = clientID; self.refreshToken = refreshToken
@@ -47,7 +49,8 @@ public final class DropboxProvider: Provider {
     let errors: DropboxErrors
     let log = Logger(label: "favfs.dropbox")
 
-    /// A provider for one remote; `transport` may be shared with other providers.
+    /// A provider for one remote; `transport` may be shared with other providers. Without a
+    /// `retryBudget`, throttled calls wait at most `transportOptions.lowSpeedTime` seconds.
     public init(configuration: Configuration, transport: CurlTransport, transportOptions: TransportOptions = TransportOptions()) {
         self.configuration = configuration
         remoteDescription = configuration.remoteDescription

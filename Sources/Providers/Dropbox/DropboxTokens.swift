@@ -29,16 +29,18 @@ final class DropboxTokens: @unchecked Sendable {
     /// A token to use now. Calls that find none wait for one fetch together: a mount's first
     /// burst of listings and reads must not ask for a token each.
     func current(path: String) async throws -> String {
-        let (valid, task): (String?, Task<String, Error>?) = lock.withLock {
-            if let token, Date() < expires { return (token, nil) }
-            if let inflight { return (nil, inflight) }
+        enum Next { case use(String), await(Task<String, Error>) }
+        let next: Next = lock.withLock {
+            if let token, Date() < expires { return .use(token) }
+            if let inflight { return .await(inflight) }
             let fetching = Task { try await self.fetch(path: path) }
             inflight = fetching
-            return (nil, fetching)
+            return .await(fetching)
         }
-        if let valid { return valid }
-        guard let task else { throw errors.invalid("no token and no fetch", request: "POST /oauth2/token", path: path, status: nil) }
-        return try await task.value
+        switch next {
+        case .use(let token): return token
+        case .await(let task): return try await task.value
+        }
     }
 
     /// Forgets `used` after Dropbox refused it; a newer token fetched meanwhile is kept.
