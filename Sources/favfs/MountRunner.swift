@@ -250,7 +250,10 @@ struct MountRunner {
         switch e.kind {
         case .denied:
             let fix: String
-            if remote.user == nil && remote.kind == .webdav {
+            if remote.kind == .dropbox {
+                // The refresh token, not a user and password: the detail says what to do.
+                fix = ": \(e.detail)"
+            } else if remote.user == nil && remote.kind == .webdav {
                 fix = name.map { ": give the user in the URL (dav://USER@host/…) and the password: favfs remote add \($0) URL --password-stdin --force" }
                     ?? ": give the user in the URL (dav://USER@host/…) and the password with --password-stdin"
             } else {
@@ -270,7 +273,7 @@ struct MountRunner {
     private static func statusText(_ e: ProviderError, _ remote: RemoteURL) -> String {
         guard let status = e.status, status != 0 else { return "" }
         switch remote.kind {
-        case .webdav, .httpIndex, .s3, .favart: return " (HTTP \(status))"
+        case .webdav, .httpIndex, .s3, .favart, .dropbox: return " (HTTP \(status))"
         case .ftp: return " (reply \(status))"
         default: return " (status \(status))"
         }

@@ -12,6 +12,7 @@ extension RemoteURL.Kind {
         case .httpIndex: return ["metadata", "head_concurrency"]
         case .sftp: return ["key", "key_passphrase", "known_hosts", "timezone"]
         case .smb: return ["domain"]
+        case .dropbox: return ["client_id", "endpoint"]
         case .local, .webdav, .favart: return []
         }
     }
@@ -27,6 +28,7 @@ extension RemoteURL.Kind {
         case .webdav: return "a WebDAV remote"
         case .favart: return "a Favart remote"
         case .smb: return "an SMB remote"
+        case .dropbox: return "a Dropbox remote"
         }
     }
 }

@@ -15,6 +15,7 @@ public enum ProviderFactory {
         case .httpIndex: return try makeHTTPIndex(configuration, transport: transport)
         case .favart: return try makeFavart(configuration, transport: transport)
         case .smb: return try makeSMB(configuration, transport: transport)
+        case .dropbox: return try makeDropbox(configuration, transport: transport)
         }
     }
 

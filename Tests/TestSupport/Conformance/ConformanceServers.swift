@@ -9,6 +9,7 @@ public enum ConformanceServers {
         S3ConformanceServer.shared,
         SFTPConformanceServer.shared,
         SambaConformanceServer.shared,
+        DropboxConformanceServer.shared,
         FTPConformanceServer.shared,
         FTPConformanceServer.ftps,
         VsftpdConformanceServer.shared,

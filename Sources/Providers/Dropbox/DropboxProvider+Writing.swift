@@ -1,0 +1,153 @@
+import Curl
+import FavFSCore
+import Foundation
+
+/// The write side: `upload` (sessions above `sessionThreshold`), `create_folder_v2`,
+/// `delete_v2`, `move_v2`. Dropbox checks preconditions with the write: `add` refuses an
+/// existing file, `update` a revision other than the one given (`strict_conflict`, so a file
+/// deleted meanwhile is a conflict too, and `autorename` off, so nothing is renamed aside).
+extension DropboxProvider: WritableProvider {
+    /// Dropbox's largest file: 2^41 − 2^22 bytes (UploadSessionLookupError.too_large).
+    public var maxFileSize: Int64? { (1 << 41) - (1 << 22) }
+
+    public func storageProblem(_ id: ItemIdentifier, kind: ItemKind) -> ProviderError? {
+        guard let why = DropboxNames.problem(id.name) else { return nil }
+        return ProviderError(.invalidName, remote: remoteDescription, path: id.rawValue, detail: why)
+    }
+
+    // MARK: upload
+
+    public func upload(_ id: ItemIdentifier, from source: ContentSource, precondition: UploadPrecondition) async throws -> Item {
+        let path = id.rawValue
+        guard !id.isRoot else { throw ProviderError(.isAFolder, remote: remoteDescription, path: path, detail: "the root is a folder") }
+        if let problem = storageProblem(id, kind: .file) { throw problem }
+        if let max = maxFileSize, source.length > max {
+            throw ProviderError(.tooLarge, remote: remoteDescription, path: path, detail: "Dropbox stores files of at most \(max) bytes; this one is \(source.length)")
+        }
+        var commit: [String: Any] = ["path": paths.path(id), "autorename": false, "mute": true, "strict_conflict": true]
+        var meaning: [String: ProviderError.Kind] = [:]
+        switch precondition {
+        case .mustNotExist:
+            commit["mode"] = "add"
+        case .mustMatch(let rev):
+            commit["mode"] = [".tag": "update", "update": rev]
+            meaning["file"] = .versionChanged
+        case .none:
+            commit["mode"] = "overwrite"
+        }
+        let response: CurlResponse
+        let route: String
+        if source.length > configuration.sessionThreshold {
+            (route, response) = try await uploadInSession(id, source: source, commit: commit)
+        } else {
+            route = "files/upload"
+            response = try await client.send(route, path: path) { token in
+                let request = self.client.contentRequest(route, commit, token: token,
+                                                         headers: [CurlHeader("Content-Type", "application/octet-stream")])
+                return try await self.client.transport.upload(request, from: source.fd, length: source.length)
+            }
+        }
+        guard response.status == 200 else {
+            var error = errors.status(response, route: route, path: path, meaning: meaning)
+            if error.kind == .versionChanged {
+                error.detail += " — the file is no longer at the revision this upload replaces; it changed on Dropbox"
+            }
+            throw error
+        }
+        return try item(from: response.body, id: id, request: route)
+    }
+
+    /// `upload_session/start`, `append_v2` per chunk, `finish` with the commit: each request
+    /// carries one slice of the file from its offset, and Dropbox checks each offset.
+    private func uploadInSession(_ id: ItemIdentifier, source: ContentSource, commit: [String: Any]) async throws -> (String, CurlResponse) {
+        let path = id.rawValue
+        let chunk = max(1, min(configuration.sessionChunkSize, 150 * 1024 * 1024))
+        let octets = [CurlHeader("Content-Type", "application/octet-stream")]
+        func slice(_ route: String, _ argument: Any, offset: Int64, length: Int64) async throws -> CurlResponse {
+            try await client.send(route, path: path) { token in
+                try await self.client.transport.upload(self.client.contentRequest(route, argument, token: token, headers: octets),
+                                                       from: source.fd, length: length, offset: offset)
+            }
+        }
+        let first = min(chunk, source.length)
+        let started = try await slice("files/upload_session/start", ["close": false], offset: 0, length: first)
+        guard started.status == 200 else { throw errors.status(started, route: "files/upload_session/start", path: path) }
+        guard let object = try? JSONSerialization.jsonObject(with: started.body) as? [String: Any],
+              let session = object["session_id"] as? String, !session.isEmpty else {
+            throw errors.invalid("no session_id", request: "files/upload_session/start", path: path, status: 200)
+        }
+        var offset = first
+        // The last slice goes with `finish`.
+        while source.length - offset > chunk {
+            let appended = try await slice("files/upload_session/append_v2",
+                                           ["cursor": ["session_id": session, "offset": offset], "close": false], offset: offset, length: chunk)
+            guard appended.status == 200 else { throw errors.status(appended, route: "files/upload_session/append_v2", path: path) }
+            offset += chunk
+        }
+        let route = "files/upload_session/finish"
+        let finished = try await slice(route, ["cursor": ["session_id": session, "offset": offset], "commit": commit],
+                                       offset: offset, length: source.length - offset)
+        return (route, finished)
+    }
+
+    // MARK: folders, delete, move
+
+    public func createFolder(_ id: ItemIdentifier) async throws -> Item {
+        let path = id.rawValue
+        if let problem = storageProblem(id, kind: .folder) { throw problem }
+        let response = try await client.rpc("files/create_folder_v2", ["path": paths.path(id), "autorename": false], path: path)
+        guard response.status == 200 else { throw errors.status(response, route: "files/create_folder_v2", path: path) }
+        return try item(from: response.body, id: id, request: "files/create_folder_v2")
+    }
+
+    /// `delete_v2` removes a folder with everything in it, so a folder is listed first and
+    /// refused when it has anything (`.notEmpty`); an entry added between the two (one round
+    /// trip) goes with it.
+    public func delete(_ item: Item) async throws {
+        let path = item.identifier.rawValue
+        guard !item.identifier.isRoot else {
+            throw ProviderError(.notSupported, remote: remoteDescription, path: path, detail: "the root cannot be deleted")
+        }
+        if item.isFolder, try await hasEntries(item.identifier) {
+            throw ProviderError(.notEmpty, remote: remoteDescription, path: path, status: 200,
+                                detail: "files/delete_v2 not sent: the folder is not empty (files/list_folder), and Dropbox would delete everything in it")
+        }
+        let response = try await client.rpc("files/delete_v2", ["path": paths.path(item.identifier)], path: path)
+        guard response.status == 200 else { throw errors.status(response, route: "files/delete_v2", path: path) }
+    }
+
+    /// Whether a folder lists anything. A page may be empty and still have more (Dropbox
+    /// chooses page sizes), so pages are followed until an entry or the end; at most 100, after
+    /// which the folder counts as not empty (refusing is the safe answer).
+    private func hasEntries(_ folder: ItemIdentifier) async throws -> Bool {
+        var page: Page?
+        for _ in 0..<100 {
+            let listed = try await enumerateItems(in: folder, page: page)
+            if !listed.items.isEmpty || !listed.skipped.isEmpty { return true }
+            guard let next = listed.nextPage else { return false }
+            page = next
+        }
+        return true
+    }
+
+    /// `move_v2`: atomic at Dropbox, folders included. Replacing an existing file deletes it
+    /// first (Dropbox never moves over anything), so another client may see the name missing
+    /// for one round trip.
+    public func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item {
+        let path = item.identifier.rawValue
+        if let problem = storageProblem(destination, kind: item.kind) { throw problem }
+        let argument: [String: Any] = ["from_path": paths.path(item.identifier), "to_path": paths.path(destination),
+                                       "autorename": false, "allow_ownership_transfer": false]
+        var response = try await client.rpc("files/move_v2", argument, path: path)
+        if replacing, response.status == 409, DropboxErrors.tags(response.body) == ["to", "conflict", "file"] {
+            let existing = try await self.item(for: destination)
+            guard existing.kind == .file else {
+                throw ProviderError(.exists, remote: remoteDescription, path: destination.rawValue, detail: "files/move_v2: a folder is in the way")
+            }
+            try await delete(existing)
+            response = try await client.rpc("files/move_v2", argument, path: path)
+        }
+        guard response.status == 200 else { throw errors.status(response, route: "files/move_v2", path: path) }
+        return try self.item(from: response.body, id: destination, request: "files/move_v2")
+    }
+}
