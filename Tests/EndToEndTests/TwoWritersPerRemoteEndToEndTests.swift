@@ -68,7 +68,9 @@ struct TwoWritersPerRemoteEndToEndTests {
         var conflicts = 0
         for round in 0..<rounds {
             let folder = c.path + "/\(root)/r\(round)"
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            let names: [String]
+            do { names = try FileManager.default.contentsOfDirectory(atPath: folder) }
+            catch { Issue.record("\(t.server.name) round \(round): cannot list \(folder): \(error)"); continue }
             let contents = Set(names.compactMap { Descriptors.contents(of: folder + "/" + $0).map { String(decoding: $0, as: UTF8.self) } })
             conflicts += names.filter { $0.contains("(conflict ") }.count
             for writer in ["A", "B"] where !contents.contains("\(writer) \(round)\n") {

@@ -3,14 +3,15 @@ import FavFSCore
 import Foundation
 
 /// `cp` inside the mount: the server copies (SMB2 copy-chunk, which Samba and Windows answer),
-/// into a hidden temporary name renamed into place once whole, as an upload is.
+/// into a hidden temporary name renamed into place once whole, under the name's claim, as an
+/// upload is.
 extension SMBProvider: ServerSideCopyProvider {
     public func copyItem(_ item: Item, to destination: ItemIdentifier) async throws -> Item {
         guard let parent = destination.parent, !destination.isRoot else {
             throw ProviderError(.isAFolder, remote: remoteDescription, path: destination.rawValue, detail: "cannot copy over the root folder")
         }
         if let problem = storageProblem(destination, kind: .file) { throw problem }
-        let source = paths.url(item.identifier), target = paths.url(destination), errors = errors, remote = remoteDescription
+        let source = paths.url(item.identifier), target = paths.url(destination), errors = errors, remote = remoteDescription, paths = self.paths
         let temp = paths.url(parent.child(Self.temporaryPrefix + UUID().uuidString.prefix(8).lowercased()))
         let st: stat = try await connections.run { c in
             guard Self.stat(c, target).0 == nil else {
@@ -31,6 +32,12 @@ extension SMBProvider: ServerSideCopyProvider {
                 copied += n
             }
             if favfs_smb_close(c.handle, dst) != 0 && failure == nil { failure = errors.failure("copy (close)", destination.rawValue, errno) }
+            var claim: SMBClaim?
+            if failure == nil {
+                do { claim = try SMBClaim.take(c, folder: parent, name: destination.name, paths: paths, id: destination, remote: remote, errors: errors) }
+                catch let e as ProviderError { failure = e }
+            }
+            defer { claim?.release(c) }
             if failure == nil, Self.stat(c, target).0 != nil {
                 failure = ProviderError(.exists, remote: remote, path: destination.rawValue, detail: "cannot copy here: a file of this name was created on the server meanwhile")
             }

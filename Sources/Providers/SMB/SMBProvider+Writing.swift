@@ -2,15 +2,12 @@ import CSMBClient
 import FavFSCore
 import Foundation
 
-/// The write side. libsmbclient's rename replaces an existing target (it removes it and
-/// renames again), so what must not be replaced is checked with a stat right before: a file
-/// created under the name by another client within that round trip is replaced.
-///
-/// An upload goes to a hidden temporary name in the target folder and is renamed into place
-/// only when complete, so a failed upload never leaves a truncated file. Replacing a known
-/// version first moves the current file aside (one of two writers wins that rename), checks
-/// that what was moved is the base version, and puts it back if not: another client's edit
-/// is never replaced silently.
+/// The write side. An upload goes to a hidden temporary name in the target folder and is
+/// renamed into place only when complete, so a failed upload never leaves a truncated file.
+/// Replacing a version, or creating a name that must be free, is arbitrated by an `SMBClaim`
+/// on the name: under it the version (or absence) is checked and the file renamed into place,
+/// so of two mounts writing one file at once, one replaces it and the other's edit becomes
+/// the conflict copy.
 extension SMBProvider: WritableProvider {
     /// Characters SMB does not allow in names (`\ / : * ? " < > |` and control characters):
     /// the server refuses them, so a file named so could never be uploaded.
@@ -32,27 +29,41 @@ extension SMBProvider: WritableProvider {
         if let problem = storageProblem(id, kind: .file) { throw problem }
         let target = paths.url(id), errors = errors, remote = remoteDescription
         let temp = paths.url(parent.child(Self.temporaryPrefix + UUID().uuidString.prefix(8).lowercased()))
-        let aside = paths.url(parent.child(Self.temporaryPrefix + "aside-" + UUID().uuidString.prefix(8).lowercased()))
-        let counter = TransferCounting.current
+        let counter = TransferCounting.current, paths = paths
         let st: stat = try await connections.run { c in
             // Before the transfer: no bytes sent for an upload that is refused anyway.
             try Self.check(precondition, c, target, id: id, remote: remote, errors: errors)
             try Self.write(source, to: temp, c, id: id, parent: parent, remote: remote, errors: errors, counter: counter)
-            switch precondition {
-            case .mustNotExist:
-                try Self.check(precondition, c, target, id: id, remote: remote, errors: errors, removing: temp)
-            case .mustMatch(let base):
-                try Self.moveAside(target, to: aside, base: base, c, id: id, remote: remote, errors: errors, removing: temp)
-            case .none:
-                break
+            var claim: SMBClaim?
+            if case .none = precondition {} else {
+                do { claim = try SMBClaim.take(c, folder: parent, name: id.name, paths: paths, id: id, remote: remote, errors: errors) }
+                catch { _ = favfs_smb_unlink(c.handle, temp); throw error }
+            }
+            defer { claim?.release(c) }
+            // Under the claim, the answer holds until the rename (for every favfs mount).
+            try Self.check(precondition, c, target, id: id, remote: remote, errors: errors, removing: temp)
+            // The version being replaced is moved aside first, so the rename into place finds
+            // the name free: libsmbclient's replacing rename removes the target and renames
+            // again, and when another client has the old file open (a stat opens it) the
+            // removal waits for that close and the second rename fails — the name then lost
+            // both the old file and ours.
+            var aside: String?
+            if case .mustMatch = precondition {
+                let name = paths.url(parent.child(Self.temporaryPrefix + "aside-" + UUID().uuidString.prefix(8).lowercased()))
+                guard favfs_smb_rename(c.handle, target, name) == 0 else {
+                    let failure = errors.failure("upload (move the old version aside)", id.rawValue, errno)
+                    _ = favfs_smb_unlink(c.handle, temp)
+                    throw failure
+                }
+                aside = name
             }
             guard favfs_smb_rename(c.handle, temp, target) == 0 else {
                 let failure = errors.failure("upload (rename into place)", id.rawValue, errno)
                 _ = favfs_smb_unlink(c.handle, temp)
-                if case .mustMatch = precondition { _ = favfs_smb_rename(c.handle, aside, target) }
+                if let aside { _ = favfs_smb_rename(c.handle, aside, target) }
                 throw failure
             }
-            if case .mustMatch = precondition { _ = favfs_smb_unlink(c.handle, aside) }
+            if let aside { _ = favfs_smb_unlink(c.handle, aside) }
             let (now, err) = Self.stat(c, target)
             guard let now else { throw errors.failure("upload (stat after rename)", id.rawValue, err) }
             return now
@@ -128,39 +139,6 @@ extension SMBProvider: WritableProvider {
         if let failure {
             _ = favfs_smb_unlink(c.handle, temp)
             throw failure
-        }
-    }
-
-    /// Moves the file at `target` aside, to replace it: refused with `.versionChanged` when it
-    /// is gone, another client moved it first, or it is not version `base` (then it is put back,
-    /// or, if its name was taken meanwhile, left beside under its hidden name, never deleted).
-    /// Afterwards the name must still be free: a file created there meanwhile stays, and ours
-    /// becomes the conflict copy.
-    private static func moveAside(_ target: String, to aside: String, base: String, _ c: SMBContext, id: ItemIdentifier,
-                                  remote: String, errors: SMBErrors, removing temp: String) throws {
-        guard favfs_smb_rename(c.handle, target, aside) == 0 else {
-            let err = errno
-            _ = favfs_smb_unlink(c.handle, temp)
-            throw err == ENOENT
-                ? ProviderError(.versionChanged, remote: remote, path: id.rawValue,
-                                detail: "upload refused: the file is gone or being replaced by someone else")
-                : errors.failure("upload (move the current file aside)", id.rawValue, err)
-        }
-        let (displaced, _) = stat(c, aside)
-        let found = displaced.map(version)
-        if found != base {
-            if stat(c, target).0 == nil { _ = favfs_smb_rename(c.handle, aside, target) }
-            _ = favfs_smb_unlink(c.handle, temp)
-            throw ProviderError(.versionChanged, remote: remote, path: id.rawValue,
-                                detail: "upload refused: the file changed on the server (now \(found ?? "unknown"), base version \(base))")
-        }
-        if stat(c, target).0 != nil {
-            // Someone created the name while it was free: theirs stays; the base we moved
-            // aside was being replaced anyway.
-            _ = favfs_smb_unlink(c.handle, temp)
-            _ = favfs_smb_unlink(c.handle, aside)
-            throw ProviderError(.versionChanged, remote: remote, path: id.rawValue,
-                                detail: "upload refused: a file was created under this name meanwhile")
         }
     }
 

@@ -84,6 +84,44 @@ final class SMBProviderTests: XCTestCase {
         XCTAssertEqual(names, ["a.txt"], "a temporary upload file was left behind")
     }
 
+    /// Two mounts replacing one file take turns through a claim file beside it: while another
+    /// client's claim is there, an upload waits (`.locked`, retried by the core) and changes
+    /// nothing; a claim this host's dead process left, or one older than `staleAfter`, is taken
+    /// over; none is left behind.
+    func testAnUploadWaitsForAnotherClientsClaimAndTakesOverADeadOne() async throws {
+        let a = area()
+        try server.seed(files: ["\(a)/f.txt": Data("base\n".utf8)], folders: [])
+        let p = try provider()
+        let folder = try server.servedFolder().appendingPathComponent(a)
+        let claim = folder.appendingPathComponent(SMBClaim.fileName(for: "f.txt"))
+        var host = [CChar](repeating: 0, count: 256)
+        gethostname(&host, 255)
+        let thisHost = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        for (owner, age, taken) in [("otherhost 12", 0.0, false), ("\(thisHost) 4000000", 0.0, true), ("otherhost 12", 600.0, true)] {
+            let id = ItemIdentifier("/\(a)/f.txt")
+            let current = try await p.item(for: id)
+            let base = try XCTUnwrap(current.version)
+            try Data(owner.utf8).write(to: claim)
+            let then = Date().addingTimeInterval(-age)
+            try FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: claim.path)
+            let new = Data("by \(owner) \(age)\n".utf8)
+            let (fd, path) = try temporaryFile(new)
+            defer { close(fd); unlink(path) }
+            do {
+                _ = try await p.upload(id, from: ContentSource(fd: fd, length: Int64(new.count)), precondition: .mustMatch(base))
+                XCTAssertTrue(taken, "the upload went ahead under the live claim of \(owner)")
+                XCTAssertEqual(try server.contents(of: "\(a)/f.txt"), new)
+                XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["f.txt"], "a claim or temporary file was left")
+            } catch let error as ProviderError {
+                XCTAssertFalse(taken, "the claim of \(owner), \(age) s old, was not taken over: \(error)")
+                XCTAssertEqual(error.kind, .locked, "\(error)")
+                XCTAssertTrue(error.isTransient)
+                XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: folder.path)), ["f.txt", claim.lastPathComponent])
+                try FileManager.default.removeItem(at: claim)
+            }
+        }
+    }
+
     /// A name SMB cannot store is refused when it is made, before anything is sent.
     func testNamesSMBCannotStoreAreRefusedAtCreate() async throws {
         let p = try provider()
