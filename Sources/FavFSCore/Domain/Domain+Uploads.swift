@@ -215,7 +215,7 @@ extension Domain {
         if let state {
             // A time set while the upload ran (`cp -p`, rsync): at the remote, or kept here
             // where the remote keeps none.
-            if let m = state.pendingModified, m != timeApplied { _ = try? await setModified(id, m) }
+            if let m = state.pendingModified, m != timeApplied { await applyTimeAfterCommit(id, m) }
             for waiter in state.waiters { waiter.resume() }
             log.info("uploaded \(id) (\(item.size) bytes, version \(item.version ?? "-"))")
             return true
@@ -227,6 +227,23 @@ extension Domain {
         for waiter in answered { waiter.resume() }
         if let journal { try? store.saveJournal(journal) }
         return false
+    }
+
+    /// A time set while the upload ran and not applied before it was recorded: set now, with a
+    /// few tries for a transient failure (a lost time makes `rsync -a` send the file again);
+    /// a time the remote refuses for good is logged, never silently dropped.
+    private func applyTimeAfterCommit(_ id: ItemIdentifier, _ time: Timestamp) async {
+        for attempt in 1...3 {
+            do {
+                _ = try await setModified(id, time)
+                return
+            } catch let e as ProviderError where e.isTransient && attempt < 3 {
+                try? await Task.sleep(nanoseconds: UInt64(attempt) * 500_000_000)
+            } catch {
+                log.warning("cannot set the modification time of \(id) after its upload: \(error); the server keeps the time of the upload")
+                return
+            }
+        }
     }
 
     func finishFailed(_ id: ItemIdentifier, _ e: ProviderError) {
