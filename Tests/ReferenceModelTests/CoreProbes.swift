@@ -24,5 +24,5 @@ extension Domain {
     }
 
     /// The folders whose listings the core holds in memory (the poller's candidates).
-    var loadedFoldersForModel: [ItemIdentifier] { lock.withLock { Array(folders.keys) } }
+    var loadedFoldersForModel: [ItemIdentifier] { lock.withLock { namespace.loadedFolders } }
 }

@@ -110,10 +110,7 @@ extension Domain {
             // The empty local file is dropped (its record and file after the lock); its handle
             // keeps its descriptor until replaced below.
             emptyFile = content.detach(destinationId)
-            noteChange(destinationId)
-            if let parent = destinationId.parent, folders[parent]?[destinationId.name] != nil {
-                folders[parent]![destinationId.name] = copy
-            }
+            namespace.replaceIfListed(copy, noting: true)
             handles.forgetOpenedVersion(destinationId)
             return dirty.confirmed(destinationId) ?? d
         }

@@ -29,7 +29,7 @@ extension Domain {
         guard options.prefetchSubfolders > 0, options.prefetchConcurrency > 0, let parent = folder.parent else { return }
         let unknown = preloadSiblings(in: parent, after: folder.name)
         lock.withLock {
-            guard let siblings = folders[parent], let at = siblings.index(of: folder.name) else { return }
+            guard let siblings = namespace[parent], let at = siblings.index(of: folder.name) else { return }
             guard var r = siblingReadAhead[parent] else {
                 siblingReadAhead[parent] = SiblingReadAhead(userAt: at)
                 return
@@ -47,15 +47,15 @@ extension Domain {
     /// scan for now (asking the store here would hold the lock over SQLite): the next fill,
     /// after its own preload, goes on from there.
     private func fillSiblingReadAhead(in parent: ItemIdentifier, unknownToStore: Set<ItemIdentifier>) {
-        guard var r = siblingReadAhead[parent], let siblings = folders[parent] else { return }
+        guard var r = siblingReadAhead[parent], let siblings = namespace[parent] else { return }
         let end = min(siblings.items.count, r.userAt + 1 + options.prefetchSubfolders)
         r.scanned = max(r.scanned, r.userAt + 1)
         while r.inFlight < options.prefetchConcurrency, r.scanned < end {
             let item = siblings.items[r.scanned]
             let id = item.identifier
-            if item.kind == .folder, refreshes[id] == nil, folders[id] == nil, !unknownToStore.contains(id) { break }
+            if item.kind == .folder, refreshes[id] == nil, namespace[id] == nil, !unknownToStore.contains(id) { break }
             r.scanned += 1
-            guard item.kind == .folder, refreshes[id] == nil, folders[id]?.listedAt == nil else { continue }
+            guard item.kind == .folder, refreshes[id] == nil, namespace[id]?.listedAt == nil else { continue }
             let listing = startRefresh(id)
             r.inFlight += 1
             tasks.start(priority: .utility) { [self] in
@@ -76,7 +76,7 @@ extension Domain {
     /// nothing of (still not in memory after it: never listed).
     private func preloadSiblings(in parent: ItemIdentifier, after name: String?) -> Set<ItemIdentifier> {
         let window: [ItemIdentifier] = lock.withLock {
-            guard let siblings = folders[parent] else { return [] }
+            guard let siblings = namespace[parent] else { return [] }
             let start: Int
             if let name {
                 guard let at = siblings.index(of: name) else { return [] }
@@ -87,7 +87,7 @@ extension Domain {
             }
             let end = min(siblings.items.count, start + options.prefetchSubfolders)
             guard start < end else { return [] }
-            return siblings.items[start..<end].filter { $0.kind == .folder && folders[$0.identifier] == nil }.map(\.identifier)
+            return siblings.items[start..<end].filter { $0.kind == .folder && namespace[$0.identifier] == nil }.map(\.identifier)
         }
         return Set(window.filter { !preload($0) })
     }

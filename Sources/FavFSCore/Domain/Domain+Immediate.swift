@@ -16,7 +16,7 @@ extension Domain {
     public func lookupImmediately(_ parent: ItemIdentifier, _ name: String) -> ImmediateLookup? {
         let now = Self.now
         let answer = lock.withLock { () -> ImmediateLookup? in
-            guard let s = folders[parent], s.listedAt != nil, s.verified else { return nil }
+            guard let s = namespace[parent], s.listedAt != nil, s.verified else { return nil }
             noteUse(parent, s, now: now)
             if let item = s[name] { return .found(item) }
             // A listing that may leave out dot names cannot say such a name is absent.

@@ -6,15 +6,15 @@ import Foundation
 extension Domain {
     func enumerate(_ folder: ItemIdentifier) async throws -> FolderState {
         // The previous listing of this folder finishes saving first: its change tracking
-        // (`listingChanges`) and its save must not interleave with this one's.
+        // (`Namespace.listingStarts`) and its save must not interleave with this one's.
         if let saving = lock.withLock({ listingSaves[folder] }) { await saving.value }
         let started = Date()
-        let since = lock.withLock { listingChanges.listingStarts(folder) }
+        let since = lock.withLock { namespace.listingStarts(folder) }
         var items: [Item]
         do {
             items = try await provider.enumerateAll(in: folder)
         } catch {
-            lock.withLock { listingChanges.listingEnds(folder) }
+            lock.withLock { namespace.listingEnds(folder) }
             throw error
         }
         items += await stillThere(leftOutOf: items, in: folder)
@@ -38,7 +38,7 @@ extension Domain {
                 if let kept = loadedState(folder)?[name], kept.kind == .folder { items.append(kept) }
             }
             items = overlayChanges(items, in: folder, since: since)
-            if !keptModifiedTimes.isEmpty { items = items.map(withKeptModifiedTime) }
+            if namespace.keepsTimes { items = items.map(withKeptModifiedTime) }
             if items.contains(where: { $0.modifiedTime == nil }) {
                 let before = loadedState(folder), now = Self.now
                 items = items.map { Self.withFirstSeenTime($0, before: before?[$0.name], now: now) }
@@ -47,15 +47,15 @@ extension Domain {
             state.verified = true
             state.listingSeconds = Date().timeIntervalSince(started)
             // Child folders that vanished or changed kind: forget their loaded listings.
-            if let old = folders[folder] {
+            if let old = namespace[folder] {
                 for item in old.items where item.kind == .folder && state[item.name]?.kind != .folder {
-                    dropLoaded(below: item.identifier)
+                    namespace.dropLoaded(below: item.identifier)
                 }
             }
             // What this mount showed before, to tell the kernel what changed.
-            let previous = folders[folder]
-            folders[folder] = state
-            return (state, listingChanges.sequence, previous)
+            let previous = namespace[folder]
+            namespace[folder] = state
+            return (state, namespace.changeSequence, previous)
         }
         saveListing(folder, folderItem, items, listedAt: listedAt, mergedAt: mergedAt, fetched: fetched.timeIntervalSince(started))
         (provider as? any FolderWatchingProvider)?.watch(folder)
@@ -70,7 +70,7 @@ extension Domain {
     private func stillThere(leftOutOf listed: [Item], in folder: ItemIdentifier) async -> [Item] {
         guard provider.capabilities.contains(.listingsMayLeaveOutDotNames) else { return [] }
         let names = Set(listed.map(\.name))
-        let known = lock.withLock { folders[folder]?.items.filter { $0.name.hasPrefix(".") && !names.contains($0.name) } ?? [] }
+        let known = lock.withLock { namespace[folder]?.items.filter { $0.name.hasPrefix(".") && !names.contains($0.name) } ?? [] }
         var kept: [Item] = []
         for item in known {
             do { kept.append(try await provider.item(for: item.identifier)) }
@@ -82,7 +82,7 @@ extension Domain {
 
     /// `item` with the modification time set here, if one was and the remote's version is still
     /// the one it was set on (else that time is forgotten). Called with `lock` held.
-    func withKeptModifiedTime(_ item: Item) -> Item { keptModifiedTimes.apply(item) }
+    func withKeptModifiedTime(_ item: Item) -> Item { namespace.withKeptTime(item) }
 
     /// Saves a listing's placeholders in the background. The folder's changes stay tracked
     /// until then: whatever was created, removed or renamed here after the merge is written
@@ -104,13 +104,13 @@ extension Domain {
                     log.error("cannot save the placeholders of \(folder): \(error)")
                 }
                 let late: [(String, Item?)] = lock.withLock {
-                    listingChanges.names(in: folder, changedAfter: mergedAt).map { ($0, loadedState(folder)?[$0]) }
+                    namespace.names(in: folder, changedAfter: mergedAt).map { ($0, loadedState(folder)?[$0]) }
                 }
                 for (name, item) in late {
                     if let item { try? store.upsert(item) } else { try? store.removeSubtree(folder.child(name)) }
                 }
                 lock.withLock {
-                    listingChanges.listingEnds(folder)
+                    namespace.listingEnds(folder)
                     listingSaves[folder] = nil
                 }
                 listingSaveGroup.leave()
@@ -127,14 +127,10 @@ extension Domain {
     /// `items` with the names changed here since `since` taken from the current placeholders
     /// instead (present or gone). Lock held.
     private func overlayChanges(_ items: [Item], in folder: ItemIdentifier, since: UInt64) -> [Item] {
-        let changed = listingChanges.names(in: folder, changedAfter: since)
+        let changed = namespace.names(in: folder, changedAfter: since)
         guard !changed.isEmpty else { return items }
         var byName = Dictionary(items.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         for name in changed { byName[name] = loadedState(folder)?[name] }
         return Array(byName.values)
     }
-
-    /// Records (lock held) that `id` was created, removed or renamed here, for a listing of its
-    /// parent that may be in flight or being saved.
-    func noteChange(_ id: ItemIdentifier) { listingChanges.note(id) }
 }

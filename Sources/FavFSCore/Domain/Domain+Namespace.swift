@@ -17,7 +17,7 @@ extension Domain {
         lock.withLock {
             var created = FolderState(folder: id, items: [], listedAt: Self.now)
             created.verified = true
-            folders[id] = created
+            namespace[id] = created
         }
         folderChanged(parent)
         return item
@@ -123,11 +123,7 @@ extension Domain {
         }
         movePins(source, to: destination)
         let (reupload, replacedWaiters) = lock.withLock { () -> ([ItemIdentifier], [UploadWaiter]) in
-            noteChange(source)
-            dropLoaded(below: source)
-            dropLoaded(below: destination)
-            folders[parent]?[name] = nil
-            keptModifiedTimes.renamed(source, to: destination)
+            namespace.moved(source, to: destination)
             // The replaced file's changes went with it (store.move dropped its journal row): its
             // dirty state must not stay behind for the moved file to take as its own (an upload
             // that kept failing left it, and the moved file read and uploaded that content).
@@ -159,8 +155,7 @@ extension Domain {
         var moved = item
         moved.identifier = destination
         let journal = lock.withLock { () -> PlaceholderStore.JournalEntry? in
-            noteChange(source)
-            if let parent = source.parent { folders[parent]?[source.name] = nil }
+            namespace.removeName(source)
             return dirty.refusedFileRenamed(source, to: destination)
         }
         if let journal { try? store.saveJournal(journal) }

@@ -40,7 +40,7 @@ extension Domain {
     func pinnedWorkingSet() -> [ItemIdentifier] {
         let roots = pinnedFolders()
         guard !roots.isEmpty else { return [] }
-        let loaded = lock.withLock { Array(folders.keys) }
+        let loaded = lock.withLock { Array(namespace.loadedFolders) }
         return roots + loaded.filter { f in roots.contains { r in r.isRoot || f.rawValue.hasPrefix(r.rawValue + "/") } }
     }
 
@@ -127,7 +127,7 @@ extension Domain {
 
     /// The item at `id`, looked up through its parent's listing if need be.
     func existingItem(_ id: ItemIdentifier) async throws -> Item {
-        if id.isRoot { return lock.withLock { rootItem } }
+        if id.isRoot { return lock.withLock { namespace.root } }
         guard let parent = id.parent else { throw error(.notFound, id, "no such item") }
         return try await lookup(parent, id.name)
     }

@@ -59,7 +59,7 @@ extension Domain {
         // Only folders this mount has loaded: never one it would have to load to check.
         let due = lock.withLock {
             candidates.filter { f in
-                guard refreshes[f] == nil, let s = folders[f] else { return false }
+                guard refreshes[f] == nil, let s = namespace[f] else { return false }
                 if let failed = s.lastFailure, now - failed < options.retryAfterFailure { return false }
                 // A folder whose listing takes long (100,000 entries: seconds) is listed at most
                 // 5% of the time. Not a short one that was slow once (a loaded server or
@@ -106,7 +106,7 @@ extension Domain {
             if Task.isCancelled { return }
             if let inFlight = lock.withLock({ refreshes[folder] }) { _ = await inFlight.result }
             workingSet.watchedListingStarts(folder)
-            let shown = lock.withLock { folders[folder] != nil }
+            let shown = lock.withLock { namespace[folder] != nil }
             guard shown else { return }
             _ = await lock.withLock { refreshes[folder] ?? startRefresh(folder) }.result
         }
@@ -122,7 +122,7 @@ extension Domain {
             return
         }
         workingSet.forget(folder)
-        let shown = lock.withLock { folder.parent.flatMap { folders[$0]?[folder.name] } != nil }
+        let shown = lock.withLock { folder.parent.flatMap { namespace[$0]?[folder.name] } != nil }
         forgetSubtree(folder)
         dropPins(folder)
         if shown { remoteChanges.publish([.removed(folder)]) }

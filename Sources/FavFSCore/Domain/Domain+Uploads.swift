@@ -205,10 +205,8 @@ extension Domain {
                 return nil
             }
             content.setVersion(id, version)
-            noteChange(id)  // a listing begun before this upload must not bring back the old version
-            if let parent = id.parent, folders[parent]?[id.name] != nil {
-                folders[parent]![id.name] = item
-            }
+            // Noted: a listing begun before this upload must not bring back the old version.
+            namespace.replaceIfListed(item, noting: true)
             handles.forgetOpenedVersion(id)
             return dirty.confirmed(id)
         }
@@ -366,7 +364,7 @@ extension Domain {
                 return .failure(error)
             }
             handles.forgetOpenedVersion(id)
-            if let nameItem, let parent = id.parent, folders[parent]?[id.name] != nil { folders[parent]![id.name] = nameItem }
+            if let nameItem { namespace.replaceIfListed(nameItem) }
             // Waiters for what the copy holds (and for the name to be clean) are answered; an
             // fsync of a later change waits for the copy's upload (the row moved in the store,
             // now based on the copy).

@@ -27,13 +27,12 @@ extension Domain {
         let item = item.modifiedTime == nil ? lock.withLock { withFirstSeenTimeLocked(item) } : item
         placeholderWrites.withLock {
             if persist { try? store.upsert(item) }
-            guard let parent = item.parent else { lock.withLock { rootItem = item }; return }
+            guard let parent = item.parent else { lock.withLock { namespace.root = item }; return }
             preload(parent)
             lock.withLock {
-                noteChange(item.identifier)
                 // In place: a copy of a 100,000-item listing per change would be 9 MB.
-                guard loadedState(parent) != nil else { return }
-                folders[parent]![item.name] = item
+                _ = loadedState(parent)
+                namespace.put(item)
             }
         }
     }
@@ -41,11 +40,9 @@ extension Domain {
     /// Updates the in-memory placeholder of a file being written (size, mtime); the store
     /// follows on close.
     private func touch(_ id: ItemIdentifier, size: Int64) {
-        guard let parent = id.parent else { return }
-        lock.withLock {
-            folders[parent]?[id.name]?.size = size
-            folders[parent]?[id.name]?.modified = Self.now
-        }
+        guard !id.isRoot else { return }
+        let now = Self.now
+        lock.withLock { namespace.update(id) { $0.size = size; $0.modified = now } }
     }
 
     /// A folder's mtime (and so ctime) moves when an entry is created, removed or renamed in
@@ -53,11 +50,7 @@ extension Domain {
     /// its parent brings the server's.
     func folderChanged(_ folder: ItemIdentifier) {
         let now = Timestamp(Self.now)
-        lock.withLock {
-            if folder.isRoot { rootItem.modifiedTime = now; return }
-            guard let parent = folder.parent else { return }
-            folders[parent]?[folder.name]?.modifiedTime = now
-        }
+        lock.withLock { namespace.update(folder) { $0.modifiedTime = now } }
     }
 
     /// Makes an item dirty: the journal row is written before the change is acknowledged. The
@@ -327,7 +320,7 @@ extension Domain {
     /// A time the remote does not keep (`e`), kept here while the remote has `version` (the
     /// item's content tag): a listing must not turn it back (rsync would copy everything again).
     func keepTime(_ id: ItemIdentifier, version: String, time: Timestamp, because e: ProviderError) {
-        if lock.withLock({ keptModifiedTimes.keep(id, version: version, time: time) }) {
+        if lock.withLock({ namespace.keepTime(id, version: version, time: time) }) {
             log.notice("\(provider.remoteDescription) does not keep modification times set here (\(e.detail)): favfs keeps them in its cache dir and shows them while a file stays unchanged at the server; another computer, or a new cache dir, sees the server's times (rsync --size-only or --checksum then avoid sending such files again)")
         }
         do { try store.keepTime(.init(id: id, version: version, time: time)) }

@@ -14,16 +14,13 @@ public final class Domain: @unchecked Sendable {
     /// Guards the state below; taken by every FUSE request. No SQLite call runs under it
     /// (checked in debug builds: `StoreWitness`).
     let lock = WitnessedLock("Domain.lock")
-    /// Folders whose placeholders are loaded in memory.
-    var folders: [ItemIdentifier: FolderState] = [:]
+    /// The placeholders loaded in memory, with what a listing must not undo (see `Namespace`).
+    var namespace: Namespace
     /// Enumerations in flight, shared by everyone waiting for that folder.
     var refreshes: [ItemIdentifier: Task<FolderState, Error>] = [:]
-    /// Changes made here to folders whose listing is in flight (see `ListingChanges`).
-    var listingChanges = ListingChanges()
     /// Listings answered from memory whose placeholders are still being saved (`saveListing`).
     var listingSaves: [ItemIdentifier: Task<Void, Never>] = [:]
     let listingSaveGroup = DispatchGroup()
-    var rootItem: Item
     /// Open files, the version each item had when last opened, orphans (see `HandleTable`).
     let handles = HandleTable()
     /// The background work this core started (uploads, quiet-time waits, read-ahead, pinned
@@ -31,8 +28,6 @@ public final class Domain: @unchecked Sendable {
     let tasks = OwnedTasks()
     /// Items changed here and not yet confirmed by the remote (write-back's decisions).
     var dirty = DirtySet()
-    /// Modification times set here on a remote that does not keep them.
-    var keptModifiedTimes = KeptModifiedTimes()
     /// Serialises "write a placeholder to the store and to memory" against "persist what
     /// memory says": without it a close persisting the memory's item could land after a newer
     /// item was stored but before memory had it, and the store kept the older one.
@@ -64,8 +59,8 @@ public final class Domain: @unchecked Sendable {
         self.options = options
         maxFileSize = (provider as? any WritableProvider)?.maxFileSize
         streamer = (provider as? any StreamingUploadProvider).map { ($0, $0.streamingThreshold) }
-        rootItem = (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder)
-        keptModifiedTimes = KeptModifiedTimes((try? store.keptTimes()) ?? [])
+        namespace = Namespace(root: (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder),
+                              keptTimes: KeptModifiedTimes((try? store.keptTimes()) ?? []))
         let pins = PinSet((try? store.pins()) ?? [])
         self.pins = pins
         content.setPinnedCheck { pins.covers($0) }
@@ -98,7 +93,7 @@ public final class Domain: @unchecked Sendable {
             root.kind = .folder
             root = lock.withLock { withFirstSeenTimeLocked(root) }
             try? store.upsert(root)
-            lock.withLock { rootItem = root }
+            lock.withLock { namespace.root = root }
             return .online
         } catch let e as ProviderError where e.isTransient {
             guard (try? store.item(.rootContainer))?.listedAt != nil else { throw e }
@@ -144,7 +139,7 @@ public final class Domain: @unchecked Sendable {
     /// `cachedItem` with the lock held. `load`: false when `preload` just found the parent
     /// folder empty in the store (then memory alone answers).
     func cachedItemLocked(_ id: ItemIdentifier, load: Bool = true) -> Item? {
-        if id.isRoot { return rootItem }
+        if id.isRoot { return namespace.root }
         if let orphan = handles.orphanItem(id) { return orphan }
         // The bridge names the inodes of deleted items "//…": never a path at the remote.
         if id.rawValue.hasPrefix("//") { return nil }
@@ -163,7 +158,7 @@ public final class Domain: @unchecked Sendable {
     /// dropped in between): under the lock, which every FUSE request waits for meanwhile.
     /// `load: false` (the caller's `preload` found nothing in the store) answers from memory alone.
     func loadedState(_ folder: ItemIdentifier, load: Bool = true) -> FolderState? {
-        if let s = folders[folder] { return s }
+        if let s = namespace[folder] { return s }
         guard load else { return nil }
         let read = StoreWitness.allowing("a folder not preloaded") { try? store.listing(of: folder) }
         guard let (items, listedAt) = read else { return nil }
@@ -173,7 +168,7 @@ public final class Domain: @unchecked Sendable {
     private func install(_ folder: ItemIdentifier, items: [Item], listedAt: Double?) -> FolderState? {
         guard listedAt != nil || !items.isEmpty else { return nil }
         let s = FolderState(folder: folder, items: items, listedAt: listedAt)
-        folders[folder] = s
+        namespace[folder] = s
         return s
     }
 
@@ -186,11 +181,11 @@ public final class Domain: @unchecked Sendable {
     @discardableResult
     func preload(_ folder: ItemIdentifier) -> Bool {
         for _ in 0..<3 {
-            if lock.withLock({ folders[folder] != nil }) { return true }
+            if lock.withLock({ namespace[folder] != nil }) { return true }
             let writes = store.writes
             guard let (items, listedAt) = try? store.listing(of: folder) else { return true }
             let done = lock.withLock { () -> Bool? in
-                if folders[folder] != nil { return true }
+                if namespace[folder] != nil { return true }
                 guard store.writes == writes else { return nil }
                 return install(folder, items: items, listedAt: listedAt) != nil
             }
@@ -247,7 +242,7 @@ public final class Domain: @unchecked Sendable {
         workingSet.used(folder, at: now)
         let known = preload(folder)
         let cached: FolderState? = lock.withLock {
-            guard let s = known ? loadedState(folder) : folders[folder], s.listedAt != nil else { return nil }
+            guard let s = known ? loadedState(folder) : namespace[folder], s.listedAt != nil else { return nil }
             noteUse(folder, s, now: now)
             return s
         }
@@ -273,7 +268,7 @@ public final class Domain: @unchecked Sendable {
                 return try await enumerate(folder)
             } catch {
                 lock.withLock {
-                    folders[folder]?.lastFailure = Self.now
+                    namespace[folder]?.lastFailure = Self.now
                     if let e = error as? ProviderError, e.isTransient { lastNetworkError = "\(Date()): \(e)" }
                 }
                 if let e = error as? ProviderError, e.kind == .notFound {
@@ -290,16 +285,7 @@ public final class Domain: @unchecked Sendable {
     /// Forgets placeholders at and below `id` (it is gone at the remote).
     func forgetSubtree(_ id: ItemIdentifier) {
         try? store.removeSubtree(id)
-        lock.withLock {
-            noteChange(id)
-            dropLoaded(below: id)
-            if let p = id.parent { folders[p]?[id.name] = nil }
-        }
-    }
-
-    func dropLoaded(below id: ItemIdentifier) {
-        let prefix = id.rawValue + "/"
-        for key in folders.keys where key == id || key.rawValue.hasPrefix(prefix) { folders[key] = nil }
+        lock.withLock { namespace.removeName(id) }
     }
 
     // MARK: content
@@ -410,14 +396,12 @@ public final class Domain: @unchecked Sendable {
 
     /// Re-reads one item's metadata (after the remote changed under a read).
     func refreshItem(_ id: ItemIdentifier) async {
-        guard let parent = id.parent else { return }
+        guard !id.isRoot else { return }
         do {
             let listed = try await provider.item(for: id)
             let item = lock.withLock { withKeptModifiedTime(listed) }
             try? store.upsert(item)
-            lock.withLock {
-                if folders[parent]?[id.name] != nil { folders[parent]?[id.name] = item }
-            }
+            lock.withLock { namespace.replaceIfListed(item) }
         } catch let e as ProviderError where e.kind == .notFound {
             forgetSubtree(id)
         } catch {
