@@ -28,6 +28,10 @@ public final class DropboxProvider: Provider {
         public var sessionChunkSize: Int64 = 64 * 1024 * 1024
         /// The most seconds one call waits out 429/503 answers (nil: the transport's low-speed time).
         public var retryBudget: Double?
+        /// The change feed's long-poll wait, in seconds (Dropbox takes 30...480).
+        public var longPollTimeout = 120
+        /// The longest wait between attempts of a change feed that keeps failing.
+        public var changeFeedMaxRetryDelay = 300.0
 
         /// A remote at `endpoints` (Dropbox's own by default) signed in with `refreshToken`,
         /// issued to the app `clientID`; the other settings keep their defaults.
@@ -48,6 +52,8 @@ public final class DropboxProvider: Provider {
     let paths: DropboxPaths
     let errors: DropboxErrors
     let log = Logger(label: "favfs.dropbox")
+    /// The long poll that reports changes (`FolderWatchingProvider`).
+    let changeFeed: DropboxChangeFeed
 
     /// A provider for one remote; `transport` may be shared with other providers. Without a
     /// `retryBudget`, throttled calls wait at most `transportOptions.lowSpeedTime` seconds.
@@ -59,6 +65,9 @@ public final class DropboxProvider: Provider {
         client = DropboxClient(transport: transport, endpoints: configuration.endpoints, clientID: configuration.clientID,
                                refreshToken: configuration.refreshToken, errors: errors,
                                retryBudget: configuration.retryBudget ?? Double(transportOptions.lowSpeedTime))
+        changeFeed = DropboxChangeFeed(client: client, paths: paths, errors: errors,
+                                       timing: .init(longPollTimeout: min(480, max(30, configuration.longPollTimeout)),
+                                                     maxRetryDelay: configuration.changeFeedMaxRetryDelay))
     }
 
     /// Access tokens fetched so far (tests: an expired token is replaced once).
