@@ -32,6 +32,8 @@ public final class DropboxProvider: Provider {
         public var longPollTimeout = 120
         /// The longest wait between attempts of a change feed that keeps failing.
         public var changeFeedMaxRetryDelay = 300.0
+        /// The command that signs in again, named when Dropbox refuses the refresh token.
+        public var signInCommand = "favfs remote add NAME dropbox:///PATH --option client_id=KEY --force"
 
         /// A remote at `endpoints` (Dropbox's own by default) signed in with `refreshToken`,
         /// issued to the app `clientID`; the other settings keep their defaults.
@@ -60,7 +62,7 @@ public final class DropboxProvider: Provider {
     public init(configuration: Configuration, transport: CurlTransport, transportOptions: TransportOptions = TransportOptions()) {
         self.configuration = configuration
         remoteDescription = configuration.remoteDescription
-        errors = DropboxErrors(remote: configuration.remoteDescription)
+        errors = DropboxErrors(remote: configuration.remoteDescription, signInCommand: configuration.signInCommand)
         paths = DropboxPaths(urlPath: configuration.rootFolder)
         client = DropboxClient(transport: transport, endpoints: configuration.endpoints, clientID: configuration.clientID,
                                refreshToken: configuration.refreshToken, errors: errors,
