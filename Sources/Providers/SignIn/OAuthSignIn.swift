@@ -63,12 +63,13 @@ public struct OAuthSignIn: Sendable {
         return refresh
     }
 
-    /// `application/x-www-form-urlencoded` text of `items`. URLComponents leaves '+' alone,
-    /// which a form decoder reads as a space.
+    /// `application/x-www-form-urlencoded` text of `items`, everything but RFC 3986's
+    /// unreserved characters escaped (a redirect URI's ':' and '/' too, as services expect).
     static func form(_ items: [URLQueryItem]) -> String {
-        var c = URLComponents()
-        c.queryItems = items
-        return (c.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
+        var unreserved = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        unreserved.insert(charactersIn: "-._~")
+        func escape(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "" }
+        return items.map { escape($0.name) + "=" + escape($0.value ?? "") }.joined(separator: "&")
     }
 }
 
