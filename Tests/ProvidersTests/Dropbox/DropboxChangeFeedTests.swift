@@ -70,6 +70,30 @@ final class DropboxChangeFeedTests: XCTestCase {
         XCTAssertEqual(reports.all.count, before, "\(reports.all)")
     }
 
+    /// The `backoff` of a long-poll answer is waited out before the next long poll: a change
+    /// made right after one was reported arrives only after it.
+    func testTheBackoffOfAnAnswerIsHonoured() throws {
+        let s = try server { $0.longPollBackoff = 2 }
+        let p = provider(s)
+        let reports = Reports()
+        let times = Reports()
+        let start = Date()
+        p.startWatching { folder in
+            reports.add(folder)
+            // The report's time, kept as an identifier: milliseconds since the start.
+            times.add(ItemIdentifier("/\(Int(Date().timeIntervalSince(start) * 1000))"))
+        }
+        XCTAssertTrue(waitUntil(10) { s.requests("get_latest_cursor HTTP/1.1\" 200") == 1 }, s.log())
+        usleep(300_000)
+        try FileManager.default.createDirectory(at: s.root.appendingPathComponent("one"), withIntermediateDirectories: true)
+        XCTAssertTrue(waitUntil(5) { reports.all.contains(ItemIdentifier("/one")) }, "\(reports.all)")
+        try FileManager.default.createDirectory(at: s.root.appendingPathComponent("two"), withIntermediateDirectories: true)
+        XCTAssertTrue(waitUntil(8) { reports.all.contains(ItemIdentifier("/two")) }, "\(reports.all)")
+        let ms = times.all.compactMap { Int($0.name) }
+        let first = try XCTUnwrap(ms.first), last = try XCTUnwrap(ms.last)
+        XCTAssertGreaterThanOrEqual(last - first, 1800, "the second change came \(last - first) ms after the first: the 2 s backoff was not waited")
+    }
+
     /// A cursor Dropbox resets is replaced by a new one, and the root is reported: what changed
     /// meanwhile is unknown.
     func testAResetCursorIsReplacedAndTheRootReported() throws {
