@@ -22,7 +22,8 @@ One port on 127.0.0.1 serves what Dropbox splits over three hosts:
     POST /2/files/list_folder/get_latest_cursor  {"path", "recursive": true, ...} -> {"cursor"}
     POST /2/files/list_folder/longpoll   {"cursor", "timeout": 30..480} -> {"changes", "backoff"?}; no
                                          Authorization (Dropbox serves it on notify.dropboxapi.com)
-    list_folder/continue on such a cursor: the entries changed since it, `deleted` ones included
+    list_folder/continue on such a cursor: the entries changed since it, `deleted` ones included,
+                                         --page-size at a time
   OAuth:
     POST /oauth2/token                   grant_type=refresh_token&refresh_token=...&client_id=...
                                          grant_type=authorization_code&code=...&code_verifier=...&client_id=...[&redirect_uri=...]
@@ -546,21 +547,36 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, {"cursor": self.make_change_cursor(arg["path"])})
 
     def changes_page(self, state):
+        """The changes from the cursor's snapshot to now, --page-size at a time: the first page
+        fixes "now" (snapshot `n`); the cursor of the last page is a change cursor on it."""
         store = self.server.store
         before = self.server.snapshots[state["s"]]
         with store.lock:
-            now = store.snapshot(state["c"])
+            if "n" in state:
+                now_id = state["n"]
+            else:
+                with self.server.counter_lock:
+                    self.server.next_snapshot += 1
+                    now_id = self.server.next_snapshot
+                    self.server.snapshots[now_id] = store.snapshot(state["c"])
+            now = self.server.snapshots[now_id]
+            changed = [("deleted", p) for p in sorted(set(before) - set(now))]
+            changed += [("present", p) for p in sorted(now) if before.get(p) != now[p]]
+            offset = state.get("o", 0)
+            page = changed[offset:offset + self.server.page_size]
             entries = []
-            for path in sorted(set(before) - set(now)):
-                name = path.rsplit("/", 1)[-1]
-                entries.append({".tag": "deleted", "name": name, "path_lower": path.lower(), "path_display": path})
-            for path in sorted(now):
-                if before.get(path) == now[path]:
-                    continue
-                disk, display = store.resolve(path)[:2]
+            for kind, path in page:
+                disk, display = store.resolve(path)[:2] if kind == "present" else (None, None)
                 if disk is not None:
                     entries.append(store.metadata(disk, display))
-        self.send_json(200, {"entries": entries, "cursor": self.make_change_cursor(state["c"]), "has_more": False})
+                else:
+                    name = path.rsplit("/", 1)[-1]
+                    entries.append({".tag": "deleted", "name": name, "path_lower": path.lower(), "path_display": path})
+        offset += len(page)
+        more = offset < len(changed)
+        nxt = {"c": state["c"], "s": state["s"], "n": now_id, "o": offset, "g": state["g"]} if more else {"c": state["c"], "s": now_id, "g": state["g"]}
+        cursor = base64.urlsafe_b64encode(json.dumps(nxt).encode()).decode()
+        self.send_json(200, {"entries": entries, "cursor": cursor, "has_more": more})
 
     def longpoll(self):
         try:

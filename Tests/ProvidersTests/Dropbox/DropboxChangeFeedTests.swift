@@ -70,6 +70,25 @@ final class DropboxChangeFeedTests: XCTestCase {
         XCTAssertEqual(reports.all.count, before, "\(reports.all)")
     }
 
+    /// Changes listed over several pages of `list_folder/continue` are all reported: a folder
+    /// of five files appears at once (one rename), six entries in three pages of two.
+    func testChangesOverSeveralPagesAreAllReported() throws {
+        let s = try server { $0.pageSize = 2 }
+        let p = provider(s)
+        let reports = Reports()
+        p.startWatching { reports.add($0) }
+        XCTAssertTrue(waitUntil(10) { s.requests("get_latest_cursor HTTP/1.1\" 200") == 1 }, s.log())
+        usleep(300_000)
+        let staging = s.root.deletingLastPathComponent().appendingPathComponent("staging-\(UUID().uuidString.prefix(6))")
+        try DirectorySeeding.seed(staging, files: Dictionary(uniqueKeysWithValues: (1...5).map { ("batch/f\($0).txt", Data("\($0)".utf8)) }),
+                                  folders: [])
+        defer { try? FileManager.default.removeItem(at: staging) }
+        try FileManager.default.moveItem(at: staging.appendingPathComponent("batch"), to: s.root.appendingPathComponent("batch"))
+        XCTAssertTrue(waitUntil(8) { Set(reports.all).isSuperset(of: [.rootContainer, ItemIdentifier("/batch")]) },
+                      "reported \(reports.all); log: \(s.log())")
+        XCTAssertEqual(s.requests("list_folder/continue HTTP/1.1\" 200"), 3, "three pages: \(s.log())")
+    }
+
     /// The `backoff` of a long-poll answer is waited out before the next long poll: a change
     /// made right after one was reported arrives only after it.
     func testTheBackoffOfAnAnswerIsHonoured() throws {
