@@ -14,9 +14,14 @@ public protocol FolderWatchingProvider: Provider {
     /// Stops watching: the work started by `startWatching` is cancelled (a pending long poll
     /// too), so that an unmount never waits for it. Called once, at the domain's shutdown.
     func stopWatching()
+    /// True while changes are being reported. The poller lists watched folders only every
+    /// fourth round then; while false (a feed that keeps failing) it lists them every round.
+    var isWatchingLive: Bool { get }
 }
 
 extension FolderWatchingProvider {
     /// Nothing to stop by default (a watcher whose thread ends with the process).
     public func stopWatching() {}
+    /// Live by default (inotify, once started, does not fail by itself).
+    public var isWatchingLive: Bool { true }
 }
