@@ -42,8 +42,13 @@ final class DropboxChangeFeed: @unchecked Sendable {
     private var stopped = false
     private var running = false
 
+    /// True once a cursor is held and until a request fails: changes are being reported.
+    private var live = false
+
     /// True while the feed's task runs (tests: `stop` ends it promptly).
     var isRunning: Bool { lock.withLock { running } }
+    /// True while changes are being reported (the last request of the feed succeeded).
+    var isLive: Bool { lock.withLock { live && running } }
 
     init(client: DropboxClient, paths: DropboxPaths, errors: DropboxErrors, timing: Timing) {
         self.client = client; self.paths = paths; self.errors = errors; self.timing = timing
@@ -104,12 +109,14 @@ final class DropboxChangeFeed: @unchecked Sendable {
                     // After a reset, what changed meanwhile is unknown: the root says "look again".
                     if lostTrack { onChange(.rootContainer); lostTrack = false }
                 }
+                lock.withLock { live = cursor != nil }
                 if failures > 0 {
                     log.info("the change feed of \(errors.remote) works again after \(failures) failure(s)")
                     failures = 0
                 }
             } catch {
                 if Task.isCancelled { break }
+                lock.withLock { live = false }
                 failures += 1
                 let delay = Self.retryDelay(afterFailures: failures, timing)
                 log.warning("the change feed of \(errors.remote) failed (\(failures) in a row): \(error); trying again in \(Int(delay)) s (changes arrive by polling meanwhile)")

@@ -7,4 +7,6 @@ extension DropboxProvider: FolderWatchingProvider {
     public func watch(only folders: Set<ItemIdentifier>) {}
     public func watch(_ folder: ItemIdentifier) {}
     public func stopWatching() { changeFeed.stop() }
+    /// Live while the long poll works; while it fails, the poller lists folders every round.
+    public var isWatchingLive: Bool { changeFeed.isLive }
 }

@@ -55,6 +55,7 @@ final class DropboxChangeFeedTests: XCTestCase {
         p.startWatching { reports.add($0) }
         XCTAssertTrue(waitUntil(10) { s.requests("get_latest_cursor HTTP/1.1\" 200") == 1 }, "no cursor taken: \(s.log())")
         usleep(500_000)   // the long poll is waiting now
+        XCTAssertTrue(p.isWatchingLive)
         let started = Date()
         try Data("new".utf8).write(to: s.root.appendingPathComponent("Team/sub/new.txt"))
         try FileManager.default.removeItem(at: s.root.appendingPathComponent("Team/old.txt"))
@@ -163,6 +164,7 @@ final class DropboxChangeFeedTests: XCTestCase {
         p.startWatching { _ in }
         usleep(3_500_000)     // attempts at 0, 1 and 3 s
         XCTAssertTrue(p.changeFeed.isRunning)
+        XCTAssertFalse(p.isWatchingLive, "a feed that fails is not live: the poller lists every round")
         p.stopWatching()
         XCTAssertTrue(waitUntil(3) { !p.changeFeed.isRunning })
     }
