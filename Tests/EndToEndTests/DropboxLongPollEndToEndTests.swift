@@ -39,5 +39,10 @@ final class DropboxLongPollEndToEndTests: XCTestCase {
         XCTAssertTrue(r.succeeded, "\(r)")
         XCTAssertLessThan(Date().timeIntervalSince(asked), 10, "the unmount waited for the long poll: \(r)")
         XCTAssertFalse(m.isMounted)
+        // The feed ended before the mount closed its database (it is not left running behind).
+        let log = (try? String(contentsOf: m.cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? ""
+        let stopped = log.range(of: "the change feed of dropbox:/// stopped"), unmounted = log.range(of: "unmounted;")
+        XCTAssertNotNil(stopped, "the change feed did not stop: \(log.suffix(2000))")
+        if let stopped, let unmounted { XCTAssertLessThan(stopped.lowerBound, unmounted.lowerBound, "the feed stopped after the unmount") }
     }
 }

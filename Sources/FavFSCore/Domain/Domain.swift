@@ -492,7 +492,7 @@ public final class Domain: @unchecked Sendable {
     /// running then. Call before `shutdown`, after `drainUploads`.
     public func stopBackgroundWork(within seconds: Double) async -> Int {
         // The provider's change feed (a long poll) is background work too.
-        (provider as? any FolderWatchingProvider)?.stopWatching()
+        await (provider as? any FolderWatchingProvider)?.stopWatching()
         let left = await tasks.shutdown(within: seconds)
         if left > 0 { log.warning("\(left) background task(s) still running after \(seconds) s; unmounting anyway") }
         return left

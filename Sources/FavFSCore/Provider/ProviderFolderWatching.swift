@@ -12,8 +12,9 @@ public protocol FolderWatchingProvider: Provider {
     /// Adds a watch on one folder (when it is listed).
     func watch(_ folder: ItemIdentifier)
     /// Stops watching: the work started by `startWatching` is cancelled (a pending long poll
-    /// too), so that an unmount never waits for it. Called once, at the domain's shutdown.
-    func stopWatching()
+    /// too) and awaited for a few seconds at most, so that nothing of it runs on behind the
+    /// unmount and the unmount never waits for a long poll. Called once, at the domain's shutdown.
+    func stopWatching() async
     /// True while changes are being reported. The poller lists watched folders only every
     /// fourth round then; while false (a feed that keeps failing) it lists them every round.
     var isWatchingLive: Bool { get }
@@ -21,7 +22,7 @@ public protocol FolderWatchingProvider: Provider {
 
 extension FolderWatchingProvider {
     /// Nothing to stop by default (a watcher whose thread ends with the process).
-    public func stopWatching() {}
+    public func stopWatching() async {}
     /// Live by default (inotify, once started, does not fail by itself).
     public var isWatchingLive: Bool { true }
 }

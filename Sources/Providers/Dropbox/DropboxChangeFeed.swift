@@ -61,19 +61,25 @@ final class DropboxChangeFeed: @unchecked Sendable {
             running = true
             task = Task.detached(priority: .utility) { [self] in
                 await run(onChange)
+                log.info("the change feed of \(errors.remote) stopped")
                 lock.withLock { running = false }
             }
         }
     }
 
-    /// Cancels the feed's task and returns at once: a pending long poll's transfer is aborted.
-    func stop() {
+    /// Cancels the feed's task (a pending long poll's transfer is aborted) and waits for it to
+    /// end, at most `seconds`; a task still running then is left behind, and said so.
+    func stop(within seconds: Double) async {
         let running: Task<Void, Never>? = lock.withLock {
             stopped = true
             defer { task = nil }
             return task
         }
-        running?.cancel()
+        guard let running else { return }
+        running.cancel()
+        let deadline = Date().addingTimeInterval(seconds)
+        while isRunning && Date() < deadline { try? await Task.sleep(nanoseconds: 10_000_000) }
+        if isRunning { log.warning("the change feed of \(errors.remote) did not stop within \(Int(seconds)) s; left behind") }
     }
 
     /// Seconds to wait after `failures` failures in a row.

@@ -6,7 +6,7 @@ extension DropboxProvider: FolderWatchingProvider {
     public func startWatching(_ onChange: @escaping @Sendable (ItemIdentifier) -> Void) { changeFeed.start(onChange) }
     public func watch(only folders: Set<ItemIdentifier>) {}
     public func watch(_ folder: ItemIdentifier) {}
-    public func stopWatching() { changeFeed.stop() }
+    public func stopWatching() async { await changeFeed.stop(within: 5) }
     /// Live while the long poll works; while it fails, the poller lists folders every round.
     public var isWatchingLive: Bool { changeFeed.isLive }
 }

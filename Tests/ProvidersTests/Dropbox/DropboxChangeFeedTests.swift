@@ -30,7 +30,7 @@ final class DropboxChangeFeedTests: XCTestCase {
         c.longPollTimeout = 30
         c.changeFeedMaxRetryDelay = 2
         let p = DropboxProvider(configuration: c, transport: CurlTransport())
-        addTeardownBlock { p.stopWatching() }
+        addTeardownBlock { await p.stopWatching() }
         return p
     }
 
@@ -134,7 +134,7 @@ final class DropboxChangeFeedTests: XCTestCase {
 
     /// Stopping the feed while a long poll waits (30 s here) ends its task at once: an unmount
     /// never waits for Dropbox's answer.
-    func testStoppingCancelsAPendingLongPollPromptly() throws {
+    func testStoppingCancelsAPendingLongPollPromptly() async throws {
         let s = try server()
         let p = provider(s)
         p.startWatching { _ in }
@@ -142,8 +142,8 @@ final class DropboxChangeFeedTests: XCTestCase {
         usleep(500_000)
         XCTAssertTrue(p.changeFeed.isRunning)
         let asked = Date()
-        p.stopWatching()
-        XCTAssertTrue(waitUntil(3) { !p.changeFeed.isRunning }, "the feed still runs 3 s after stop")
+        await p.stopWatching()
+        XCTAssertFalse(p.changeFeed.isRunning, "the feed still runs after stopWatching")
         XCTAssertLessThan(Date().timeIntervalSince(asked), 3)
         usleep(500_000)
         XCTAssertEqual(s.requests("get_latest_cursor"), 1, "nothing new after stop: \(s.log())")
@@ -151,7 +151,7 @@ final class DropboxChangeFeedTests: XCTestCase {
 
     /// A feed whose server is down retries with waits that double up to the bound, and stops
     /// promptly even while it waits.
-    func testAFailingFeedBacksOffWithinItsBound() throws {
+    func testAFailingFeedBacksOffWithinItsBound() async throws {
         var timing = DropboxChangeFeed.Timing()
         timing.firstRetryDelay = 1
         timing.maxRetryDelay = 60
@@ -165,8 +165,10 @@ final class DropboxChangeFeedTests: XCTestCase {
         usleep(3_500_000)     // attempts at 0, 1 and 3 s
         XCTAssertTrue(p.changeFeed.isRunning)
         XCTAssertFalse(p.isWatchingLive, "a feed that fails is not live: the poller lists every round")
-        p.stopWatching()
-        XCTAssertTrue(waitUntil(3) { !p.changeFeed.isRunning })
+        let asked = Date()
+        await p.stopWatching()
+        XCTAssertFalse(p.changeFeed.isRunning)
+        XCTAssertLessThan(Date().timeIntervalSince(asked), 3, "stopping waited out the retry delay")
     }
 
     /// The identifiers of change entries below the remote's root, compared without case.
