@@ -48,7 +48,7 @@ Paths are case-insensitive and case-preserving. Errors are 409 with `error_summa
 Dropbox chooses its own page size too).
 
 Usage: dropbox_api_server.py ROOT --port PORT [--refresh-token T] [--client-id ID] [--deny-authorization]
-       [--longpoll-backoff SECONDS] [--token-lifetime SECONDS] [--stated-lifetime SECONDS] [--throttle N] [--retry-after SECONDS] [--page-size N]
+       [--longpoll-backoff SECONDS] [--longpoll-throttle N] [--token-lifetime SECONDS] [--stated-lifetime SECONDS] [--throttle N] [--retry-after SECONDS] [--page-size N]
 Environment: DROPBOX_FIXTURE_TOKEN_LIFETIME, DROPBOX_FIXTURE_THROTTLE (defaults for the flags).
 Every request is logged to stderr, one line each.
 """
@@ -581,6 +581,14 @@ class Handler(BaseHTTPRequestHandler):
     def longpoll(self):
         try:
             arg = json.loads(self.body() or b"null")
+            with self.server.counter_lock:
+                throttled = self.server.longpoll_throttle > 0
+                self.server.longpoll_throttle -= 1 if throttled else 0
+            if throttled:
+                after = self.server.retry_after
+                return self.send_json(429, {"error_summary": "too_many_requests/..",
+                                            "error": {"reason": {".tag": "too_many_requests"}, "retry_after": after}},
+                                      {"Retry-After": str(after)})
             timeout = arg.get("timeout", 30)
             if not isinstance(timeout, int) or not 30 <= timeout <= 480:
                 raise BadRequest("timeout: must be between 30 and 480")
@@ -861,6 +869,7 @@ def main():
     p.add_argument("--allocated", type=int, default=2 * 1024 ** 4)
     p.add_argument("--deny-authorization", action="store_true")
     p.add_argument("--longpoll-backoff", type=int, default=0)
+    p.add_argument("--longpoll-throttle", type=int, default=0)
     a = p.parse_args()
     server = ThreadingHTTPServer((a.host, a.port), Handler)
     server.daemon_threads = True
@@ -871,6 +880,7 @@ def main():
     server.codes = {}  # authorization code -> {"challenge", "redirect_uri", "expires"}
     server.deny = a.deny_authorization
     server.longpoll_backoff = a.longpoll_backoff
+    server.longpoll_throttle = a.longpoll_throttle  # the first N long polls answer 429 + Retry-After
     server.snapshots = {}  # change cursor's snapshot id -> snapshot
     server.next_snapshot = 0
     server.generation = 0  # bumped by /fixture/reset-cursors

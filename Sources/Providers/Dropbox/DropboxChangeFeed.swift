@@ -164,6 +164,13 @@ final class DropboxChangeFeed: @unchecked Sendable {
             throw errors.transport(error, request: route, path: "/")
         }
         if response.status == 409 && DropboxErrors.tags(response.body).contains("reset") { return .reset }
+        if response.status == 429 || response.status == 503 {
+            // Throttled: nothing is known of changes; the next long poll waits as Dropbox asks
+            // (at least a second, so that an answer without Retry-After cannot make a busy loop).
+            let wait = max(1, DropboxErrors.retryAfter(response))
+            log.info("Dropbox throttles the change feed of \(errors.remote) (\(response.status)): the next long poll in \(Int(wait)) s")
+            return .answered(changes: false, backoff: wait)
+        }
         guard response.status == 200 else { throw errors.status(response, route: route, path: "/") }
         guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
               let changes = object["changes"] as? Bool else {

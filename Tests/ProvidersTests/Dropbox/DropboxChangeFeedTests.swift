@@ -114,6 +114,24 @@ final class DropboxChangeFeedTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(last - first, 1800, "the second change came \(last - first) ms after the first: the 2 s backoff was not waited")
     }
 
+    /// A throttled long poll (429) waits out its `Retry-After` before the next one: a change
+    /// made meanwhile arrives after the wait, and no long poll is sent during it.
+    func testAThrottledLongPollWaitsOutItsRetryAfter() throws {
+        let s = try server { $0.longPollThrottle = 1; $0.retryAfter = 2 }
+        let p = provider(s)
+        let reports = Reports()
+        let start = Date()
+        p.startWatching { reports.add($0) }
+        XCTAssertTrue(waitUntil(10) { s.requests("longpoll HTTP/1.1\" 429") == 1 }, s.log())
+        let throttled = Date()
+        try FileManager.default.createDirectory(at: s.root.appendingPathComponent("made"), withIntermediateDirectories: true)
+        XCTAssertTrue(waitUntil(8) { reports.all.contains(ItemIdentifier("/made")) }, "reported \(reports.all); log: \(s.log())")
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(throttled), 1.5, "the Retry-After of 2 s was not waited")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 8)
+        XCTAssertEqual(s.requests("longpoll HTTP/1.1\" 429"), 1, s.log())
+        XCTAssertTrue(p.isWatchingLive, "a throttled feed is still live")
+    }
+
     /// A cursor Dropbox resets is replaced by a new one, and the root is reported: what changed
     /// meanwhile is unknown.
     func testAResetCursorIsReplacedAndTheRootReported() throws {

@@ -22,6 +22,8 @@ public final class DropboxServer: @unchecked Sendable {
         public var denyAuthorization = false
         /// The `backoff` every long-poll answer asks for (0: none).
         public var longPollBackoff = 0
+        /// The first this many long polls are answered 429 with `Retry-After: retryAfter`.
+        public var longPollThrottle = 0
         public init() {}
     }
 
@@ -78,6 +80,7 @@ public final class DropboxServer: @unchecked Sendable {
         if let stated = settings.statedLifetime { args += ["--stated-lifetime", String(stated)] }
         if settings.denyAuthorization { args.append("--deny-authorization") }
         if settings.longPollBackoff > 0 { args += ["--longpoll-backoff", String(settings.longPollBackoff)] }
+        if settings.longPollThrottle > 0 { args += ["--longpoll-throttle", String(settings.longPollThrottle)] }
         let p = try BackgroundProcess(python, args, logFile: logFile)
         let deadline = Date().addingTimeInterval(20)
         while !PortProbe.accepts(port) {
