@@ -48,7 +48,7 @@ Paths are case-insensitive and case-preserving. Errors are 409 with `error_summa
 Dropbox chooses its own page size too).
 
 Usage: dropbox_api_server.py ROOT --port PORT [--refresh-token T] [--client-id ID] [--deny-authorization]
-       [--longpoll-backoff SECONDS] [--longpoll-throttle N] [--token-lifetime SECONDS] [--stated-lifetime SECONDS] [--throttle N] [--retry-after SECONDS] [--page-size N]
+       [--longpoll-backoff SECONDS] [--longpoll-throttle N] [--always-reset] [--token-lifetime SECONDS] [--stated-lifetime SECONDS] [--throttle N] [--retry-after SECONDS] [--page-size N]
 Environment: DROPBOX_FIXTURE_TOKEN_LIFETIME, DROPBOX_FIXTURE_THROTTLE (defaults for the flags).
 Every request is logged to stderr, one line each.
 """
@@ -595,6 +595,8 @@ class Handler(BaseHTTPRequestHandler):
             state = self.change_cursor(arg["cursor"])
             if state is None:
                 raise BadRequest("not a cursor of get_latest_cursor")
+            if self.server.always_reset:
+                raise ApiError({".tag": "reset"})
             before = self.server.snapshots[state["s"]]
             deadline = time.time() + timeout
             changes = False
@@ -870,6 +872,7 @@ def main():
     p.add_argument("--deny-authorization", action="store_true")
     p.add_argument("--longpoll-backoff", type=int, default=0)
     p.add_argument("--longpoll-throttle", type=int, default=0)
+    p.add_argument("--always-reset", action="store_true")
     a = p.parse_args()
     server = ThreadingHTTPServer((a.host, a.port), Handler)
     server.daemon_threads = True
@@ -880,6 +883,7 @@ def main():
     server.codes = {}  # authorization code -> {"challenge", "redirect_uri", "expires"}
     server.deny = a.deny_authorization
     server.longpoll_backoff = a.longpoll_backoff
+    server.always_reset = a.always_reset  # every long poll answers `reset` (a cursor Dropbox keeps refusing)
     server.longpoll_throttle = a.longpoll_throttle  # the first N long polls answer 429 + Retry-After
     server.snapshots = {}  # change cursor's snapshot id -> snapshot
     server.next_snapshot = 0

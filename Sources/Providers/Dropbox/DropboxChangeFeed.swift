@@ -91,15 +91,20 @@ final class DropboxChangeFeed: @unchecked Sendable {
         var cursor: String?
         var lostTrack = false
         var failures = 0
+        // Resets in a row: a new cursor reset at once again is waited out as a failure would be.
+        var resets = 0
         while !Task.isCancelled {
             do {
                 if let current = cursor {
                     switch try await longPoll(current) {
                     case .reset:
+                        resets += 1
                         log.info("Dropbox reset the change cursor of \(errors.remote): taking a new one; the root is listed again")
                         cursor = nil
                         lostTrack = true
+                        if resets > 1 { try await Task.sleep(nanoseconds: UInt64(Self.retryDelay(afterFailures: resets - 1, timing) * 1e9)) }
                     case .answered(let changes, let backoff):
+                        resets = 0
                         if changes {
                             if let next = try await changedFolders(since: current, report: onChange) {
                                 cursor = next

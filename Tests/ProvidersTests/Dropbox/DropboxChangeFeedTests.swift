@@ -150,6 +150,18 @@ final class DropboxChangeFeedTests: XCTestCase {
         XCTAssertTrue(waitUntil(5) { reports.all.contains(ItemIdentifier("/made")) }, "reported \(reports.all); log: \(s.log())")
     }
 
+    /// A cursor reset again as soon as it is taken is waited out like a failure (1, 2 … s), not
+    /// asked for again at once.
+    func testResetsInARowAreWaitedOut() throws {
+        let s = try server { $0.alwaysReset = true }
+        let p = provider(s)
+        p.startWatching { _ in }
+        usleep(3_500_000)   // cursors at about 0, 0, 1 and 3 s
+        let cursors = s.requests("get_latest_cursor HTTP/1.1\" 200")
+        XCTAssertGreaterThanOrEqual(cursors, 2, s.log())
+        XCTAssertLessThanOrEqual(cursors, 5, "resets in a row hammered the server: \(cursors) cursors in 3.5 s")
+    }
+
     /// Stopping the feed while a long poll waits (30 s here) ends its task at once: an unmount
     /// never waits for Dropbox's answer.
     func testStoppingCancelsAPendingLongPollPromptly() async throws {

@@ -24,6 +24,8 @@ public final class DropboxServer: @unchecked Sendable {
         public var longPollBackoff = 0
         /// The first this many long polls are answered 429 with `Retry-After: retryAfter`.
         public var longPollThrottle = 0
+        /// Every long poll answers `reset`.
+        public var alwaysReset = false
         public init() {}
     }
 
@@ -81,6 +83,7 @@ public final class DropboxServer: @unchecked Sendable {
         if settings.denyAuthorization { args.append("--deny-authorization") }
         if settings.longPollBackoff > 0 { args += ["--longpoll-backoff", String(settings.longPollBackoff)] }
         if settings.longPollThrottle > 0 { args += ["--longpoll-throttle", String(settings.longPollThrottle)] }
+        if settings.alwaysReset { args.append("--always-reset") }
         let p = try BackgroundProcess(python, args, logFile: logFile)
         let deadline = Date().addingTimeInterval(20)
         while !PortProbe.accepts(port) {
