@@ -46,6 +46,15 @@ public enum CurlOption: Sendable, Equatable {
     /// CURLOPT_FORBID_REUSE: close the connection after this transfer, for a request whose reply
     /// may leave bytes behind (WsgiDAV sends a body with its 401 to a HEAD).
     case forbidReuse
+    /// CURLOPT_TIMEOUT_MS: the whole transfer's bound, for a request that is meant to wait (a
+    /// long poll): it must still end when the server never answers.
+    case timeout(seconds: Double)
+    /// CURLOPT_LOW_SPEED_TIME for this request: a long poll is silent by design, so the
+    /// transport's stall limit (seconds without a byte) must be longer than its wait.
+    case lowSpeedTime(seconds: Int)
+    /// CURLOPT_TCP_KEEPALIVE with CURLOPT_TCP_KEEPIDLE and CURLOPT_TCP_KEEPINTVL at `seconds`:
+    /// a silent connection whose peer vanished (no reset) is noticed before the timeout.
+    case tcpKeepAlive(seconds: Int)
 
     public enum SSLLevel: Int, Sendable { case none = 0, tryTLS = 1, control = 2, all = 3 }
 }

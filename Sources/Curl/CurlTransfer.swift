@@ -256,6 +256,11 @@ final class CurlTransfer: @unchecked Sendable {
         case .awsSigV4(let s): return string(CURLOPT_AWS_SIGV4, s, "AWS_SIGV4")
         case .caInfo(let f): return string(CURLOPT_CAINFO, f, "CAINFO")
         case .forbidReuse: return long(CURLOPT_FORBID_REUSE, 1, "FORBID_REUSE")
+        case .timeout(let s): return long(CURLOPT_TIMEOUT_MS, Int(s * 1000), "TIMEOUT_MS")
+        case .lowSpeedTime(let s): return long(CURLOPT_LOW_SPEED_TIME, s, "LOW_SPEED_TIME")
+        case .tcpKeepAlive(let s):
+            return long(CURLOPT_TCP_KEEPALIVE, 1, "TCP_KEEPALIVE") ?? long(CURLOPT_TCP_KEEPIDLE, s, "TCP_KEEPIDLE")
+                ?? long(CURLOPT_TCP_KEEPINTVL, s, "TCP_KEEPINTVL")
         }
     }
 

@@ -18,8 +18,24 @@ One port on 127.0.0.1 serves what Dropbox splits over three hosts:
     POST /2/files/download               {"path": "/a" | "rev:..."}, Range honoured (206)
     POST /2/files/upload                 {"path", "mode": add|overwrite|{update: rev}, "autorename", "strict_conflict"}
     POST /2/files/upload_session/start, append_v2, finish   (offsets checked)
+  changes:
+    POST /2/files/list_folder/get_latest_cursor  {"path", "recursive": true, ...} -> {"cursor"}
+    POST /2/files/list_folder/longpoll   {"cursor", "timeout": 30..480} -> {"changes", "backoff"?}; no
+                                         Authorization (Dropbox serves it on notify.dropboxapi.com)
+    list_folder/continue on such a cursor: the entries changed since it, `deleted` ones included,
+                                         --page-size at a time
   OAuth:
     POST /oauth2/token                   grant_type=refresh_token&refresh_token=...&client_id=...
+                                         grant_type=authorization_code&code=...&code_verifier=...&client_id=...[&redirect_uri=...]
+    GET  /oauth2/authorize               ?client_id&response_type=code&code_challenge&code_challenge_method=S256
+                                         [&redirect_uri][&state]: approves at once (302 to redirect_uri with
+                                         code and state, or a page showing the code in <code id="code">)
+  test controls (not Dropbox's):
+    POST /fixture/reset-cursors          every change cursor given so far is `reset` from now on
+
+Changes: a change cursor holds a snapshot of the tree under its path (path, type, size, mtime);
+a long poll compares the tree with it every 0.2 s, so changes a test makes on disk are seen.
+The authorization page denies (error=access_denied) with --deny-authorization.
 
 Versions: `rev` is derived from the file's state on disk (size, mtime_ns, inode), so a change
 made behind the server's back is a new rev. The fixture keeps no history: a `rev:` that is no
@@ -31,8 +47,8 @@ Paths are case-insensitive and case-preserving. Errors are 409 with `error_summa
 429 and `Retry-After`. Listings page at --page-size entries when a request gives no limit (real
 Dropbox chooses its own page size too).
 
-Usage: dropbox_api_server.py ROOT --port PORT [--refresh-token T] [--client-id ID]
-       [--token-lifetime SECONDS] [--stated-lifetime SECONDS] [--throttle N] [--retry-after SECONDS] [--page-size N]
+Usage: dropbox_api_server.py ROOT --port PORT [--refresh-token T] [--client-id ID] [--deny-authorization]
+       [--longpoll-backoff SECONDS] [--longpoll-throttle N] [--always-reset] [--token-lifetime SECONDS] [--stated-lifetime SECONDS] [--throttle N] [--retry-after SECONDS] [--page-size N]
 Environment: DROPBOX_FIXTURE_TOKEN_LIFETIME, DROPBOX_FIXTURE_THROTTLE (defaults for the flags).
 Every request is logged to stderr, one line each.
 """
@@ -144,6 +160,24 @@ class Store:
         if disk is None:
             raise lookup("not_folder" if file_ancestor else "not_found", outer)
         return disk, display
+
+    # -- change snapshots
+
+    def snapshot(self, path):
+        """{display path: (type, size, mtime_ns)} of everything below `path` (not itself)."""
+        disk, display = self.existing(path)
+        out = {}
+        for dirpath, dirs, files in os.walk(disk):
+            rel = os.path.relpath(dirpath, disk)
+            prefix = display if rel == "." else display + "/" + rel.replace(os.sep, "/")
+            for name in dirs + files:
+                try:
+                    st = os.lstat(os.path.join(dirpath, name))
+                except OSError:
+                    continue
+                kind = "folder" if name in dirs else "file"
+                out[prefix + "/" + name] = (kind, 0 if kind == "folder" else st.st_size, 0 if kind == "folder" else st.st_mtime_ns)
+        return out
 
     # -- metadata
 
@@ -346,6 +380,13 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if route == "/oauth2/token":
                 return self.token()
+            if route == "/2/files/list_folder/longpoll":
+                return self.longpoll()
+            if route == "/fixture/reset-cursors":
+                self.body()
+                with self.server.counter_lock:
+                    self.server.generation += 1
+                return self.send_json(200, {"generation": self.server.generation})
             handler = ROUTES.get(route)
             if handler is None:
                 self.body()
@@ -362,6 +403,12 @@ class Handler(BaseHTTPRequestHandler):
         except (BadRequest, ValueError, KeyError, TypeError) as e:
             self.send(400, f"Error in call to API function \"{route}\": {e}".encode(), content_type="text/plain")
 
+    def do_GET(self):
+        parts = urllib.parse.urlsplit(self.path)
+        if parts.path == "/oauth2/authorize":
+            return self.authorize(urllib.parse.parse_qs(parts.query))
+        self.send(404, b"not found", content_type="text/plain")
+
     def drain(self):
         try:
             self.read_body_to(open(os.devnull, "wb"))
@@ -377,16 +424,70 @@ class Handler(BaseHTTPRequestHandler):
     def token(self):
         form = urllib.parse.parse_qs(self.body().decode())
         grant = form.get("grant_type", [""])[0]
-        if grant != "refresh_token":
+        if grant not in ("refresh_token", "authorization_code"):
             return self.send_json(400, {"error": "unsupported_grant_type", "error_description": f"grant_type {grant!r}"})
         if self.server.client_id and form.get("client_id", [""])[0] != self.server.client_id:
             return self.send_json(400, {"error": "invalid_client", "error_description": "Invalid client_id or client_secret"})
-        if form.get("refresh_token", [""])[0] != self.server.refresh_token:
+        extra = {}
+        if grant == "authorization_code":
+            problem = self.redeem(form)
+            if problem:
+                return self.send_json(400, {"error": "invalid_grant", "error_description": problem})
+            refresh = "fixture-issued-" + secrets.token_urlsafe(16)
+            self.server.refresh_tokens.add(refresh)
+            extra = {"refresh_token": refresh, "scope": "files.content.read files.content.write", "uid": "12345",
+                     "account_id": "dbid:fixture"}
+        elif form.get("refresh_token", [""])[0] not in self.server.refresh_tokens:
             return self.send_json(400, {"error": "invalid_grant", "error_description": "refresh token is invalid or revoked"})
         token = "sl." + secrets.token_urlsafe(24)
         self.server.tokens[token] = time.time() + self.server.lifetime
         stated = self.server.stated_lifetime if self.server.stated_lifetime is not None else self.server.lifetime
-        self.send_json(200, {"access_token": token, "token_type": "bearer", "expires_in": int(stated)})
+        self.send_json(200, {"access_token": token, "token_type": "bearer", "expires_in": int(stated), **extra})
+
+    def redeem(self, form):
+        """Checks an authorization code grant (once per code); the problem, or None."""
+        code = form.get("code", [""])[0]
+        with self.server.counter_lock:
+            grant = self.server.codes.pop(code, None)
+        if grant is None or time.time() > grant["expires"]:
+            return "code doesn't exist or has expired"
+        verifier = form.get("code_verifier", [""])[0]
+        digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+        if not verifier or digest != grant["challenge"]:
+            return "invalid code verifier"
+        if form.get("redirect_uri", [None])[0] != grant["redirect_uri"]:
+            return "redirect_uri mismatch"
+        return None
+
+    def authorize(self, query):
+        """The consent page, approving (or, with --deny-authorization, denying) at once."""
+        one = lambda k: query.get(k, [None])[0]
+        redirect, state = one("redirect_uri"), one("state")
+        problem = None
+        if one("response_type") != "code":
+            problem = "response_type must be code"
+        elif self.server.client_id and one("client_id") != self.server.client_id:
+            problem = "invalid client_id"
+        elif not one("code_challenge") or one("code_challenge_method") != "S256":
+            problem = "this app uses PKCE: code_challenge and code_challenge_method=S256"
+        elif redirect and not redirect.startswith("http://127.0.0.1:") and not redirect.startswith("http://localhost:"):
+            problem = "redirect_uri is not registered"
+        if problem:
+            return self.send(400, f"<p>Invalid request: {problem}</p>".encode(), content_type="text/html")
+        back = {"state": state} if state is not None else {}
+        if self.server.deny:
+            if redirect:
+                q = urllib.parse.urlencode({"error": "access_denied", "error_description": "The user chose not to give your app access", **back})
+                return self.send(302, b"", {"Location": redirect + ("&" if "?" in redirect else "?") + q}, content_type="text/plain")
+            return self.send(200, b"<p>You chose not to give the app access.</p>", content_type="text/html")
+        code = secrets.token_urlsafe(24)
+        with self.server.counter_lock:
+            self.server.codes[code] = {"challenge": one("code_challenge"), "redirect_uri": redirect, "expires": time.time() + 600}
+        if redirect:
+            q = urllib.parse.urlencode({"code": code, **back})
+            return self.send(302, b"", {"Location": redirect + ("&" if "?" in redirect else "?") + q}, content_type="text/plain")
+        page = f"<p>Enter this code into the app:</p><code id=\"code\">{code}</code>"
+        self.send(200, page.encode(), content_type="text/html")
 
     # -- RPC routes
 
@@ -402,7 +503,123 @@ class Handler(BaseHTTPRequestHandler):
         self.list_page(cursor)
 
     def list_folder_continue(self):
-        self.list_page(self.rpc_arg()["cursor"])
+        cursor = self.rpc_arg()["cursor"]
+        state = self.change_cursor(cursor)
+        if state is not None:
+            return self.changes_page(state)
+        self.list_page(cursor)
+
+    # -- change cursors
+
+    def make_change_cursor(self, path):
+        store = self.server.store
+        with store.lock:
+            _, display = store.existing(path)
+            snap = store.snapshot(path)
+        with self.server.counter_lock:
+            self.server.next_snapshot += 1
+            sid = self.server.next_snapshot
+            self.server.snapshots[sid] = snap
+            generation = self.server.generation
+        return base64.urlsafe_b64encode(json.dumps({"c": display, "s": sid, "g": generation}).encode()).decode()
+
+    def change_cursor(self, cursor):
+        """The state of a change cursor (None for a listing cursor); `reset` once reset."""
+        try:
+            state = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        except Exception:
+            raise BadRequest("invalid cursor")
+        if "s" not in state:
+            return None
+        if state["g"] != self.server.generation or state["s"] not in self.server.snapshots:
+            raise ApiError({".tag": "reset"})
+        return state
+
+    def get_latest_cursor(self):
+        arg = self.rpc_arg()
+        if not arg.get("recursive"):
+            raise BadRequest("this fixture keeps change cursors for recursive listings only")
+        store = self.server.store
+        with store.lock:
+            disk, _ = store.existing(arg["path"])
+            if not os.path.isdir(disk):
+                raise lookup("not_folder")
+        self.send_json(200, {"cursor": self.make_change_cursor(arg["path"])})
+
+    def changes_page(self, state):
+        """The changes from the cursor's snapshot to now, --page-size at a time: the first page
+        fixes "now" (snapshot `n`); the cursor of the last page is a change cursor on it."""
+        store = self.server.store
+        before = self.server.snapshots[state["s"]]
+        with store.lock:
+            if "n" in state:
+                now_id = state["n"]
+            else:
+                with self.server.counter_lock:
+                    self.server.next_snapshot += 1
+                    now_id = self.server.next_snapshot
+                    self.server.snapshots[now_id] = store.snapshot(state["c"])
+            now = self.server.snapshots[now_id]
+            changed = [("deleted", p) for p in sorted(set(before) - set(now))]
+            changed += [("present", p) for p in sorted(now) if before.get(p) != now[p]]
+            offset = state.get("o", 0)
+            page = changed[offset:offset + self.server.page_size]
+            entries = []
+            for kind, path in page:
+                disk, display = store.resolve(path)[:2] if kind == "present" else (None, None)
+                if disk is not None:
+                    entries.append(store.metadata(disk, display))
+                else:
+                    name = path.rsplit("/", 1)[-1]
+                    entries.append({".tag": "deleted", "name": name, "path_lower": path.lower(), "path_display": path})
+        offset += len(page)
+        more = offset < len(changed)
+        nxt = {"c": state["c"], "s": state["s"], "n": now_id, "o": offset, "g": state["g"]} if more else {"c": state["c"], "s": now_id, "g": state["g"]}
+        cursor = base64.urlsafe_b64encode(json.dumps(nxt).encode()).decode()
+        self.send_json(200, {"entries": entries, "cursor": cursor, "has_more": more})
+
+    def longpoll(self):
+        try:
+            arg = json.loads(self.body() or b"null")
+            with self.server.counter_lock:
+                throttled = self.server.longpoll_throttle > 0
+                self.server.longpoll_throttle -= 1 if throttled else 0
+            if throttled:
+                after = self.server.retry_after
+                return self.send_json(429, {"error_summary": "too_many_requests/..",
+                                            "error": {"reason": {".tag": "too_many_requests"}, "retry_after": after}},
+                                      {"Retry-After": str(after)})
+            timeout = arg.get("timeout", 30)
+            if not isinstance(timeout, int) or not 30 <= timeout <= 480:
+                raise BadRequest("timeout: must be between 30 and 480")
+            state = self.change_cursor(arg["cursor"])
+            if state is None:
+                raise BadRequest("not a cursor of get_latest_cursor")
+            if self.server.always_reset:
+                raise ApiError({".tag": "reset"})
+            before = self.server.snapshots[state["s"]]
+            deadline = time.time() + timeout
+            changes = False
+            while time.time() < deadline:
+                if state["g"] != self.server.generation:
+                    raise ApiError({".tag": "reset"})
+                with self.server.store.lock:
+                    try:
+                        now = self.server.store.snapshot(state["c"])
+                    except ApiError:
+                        now = None  # the folder itself went: a change
+                if now != before:
+                    changes = True
+                    break
+                time.sleep(0.2)
+            answer = {"changes": changes}
+            if self.server.longpoll_backoff:
+                answer["backoff"] = self.server.longpoll_backoff
+            self.send_json(200, answer)
+        except ApiError as e:
+            self.send_json(e.status, {"error_summary": summary(e.error), "error": e.error})
+        except (BadRequest, ValueError, KeyError, TypeError, AttributeError) as e:
+            self.send(400, f"Error in call to API function \"files/list_folder/longpoll\": {e}".encode(), content_type="text/plain")
 
     def list_page(self, cursor):
         try:
@@ -622,6 +839,7 @@ class Handler(BaseHTTPRequestHandler):
 ROUTES = {
     "/2/files/list_folder": Handler.list_folder,
     "/2/files/list_folder/continue": Handler.list_folder_continue,
+    "/2/files/list_folder/get_latest_cursor": Handler.get_latest_cursor,
     "/2/files/get_metadata": Handler.get_metadata,
     "/2/files/create_folder_v2": Handler.create_folder,
     "/2/files/delete_v2": Handler.delete,
@@ -651,12 +869,25 @@ def main():
     p.add_argument("--retry-after", type=int, default=1)
     p.add_argument("--page-size", type=int, default=500)
     p.add_argument("--allocated", type=int, default=2 * 1024 ** 4)
+    p.add_argument("--deny-authorization", action="store_true")
+    p.add_argument("--longpoll-backoff", type=int, default=0)
+    p.add_argument("--longpoll-throttle", type=int, default=0)
+    p.add_argument("--always-reset", action="store_true")
     a = p.parse_args()
     server = ThreadingHTTPServer((a.host, a.port), Handler)
     server.daemon_threads = True
     server.store = Store(a.root)
     server.tokens = {}
     server.refresh_token = a.refresh_token
+    server.refresh_tokens = {a.refresh_token}  # and those issued by the authorization code grant
+    server.codes = {}  # authorization code -> {"challenge", "redirect_uri", "expires"}
+    server.deny = a.deny_authorization
+    server.longpoll_backoff = a.longpoll_backoff
+    server.always_reset = a.always_reset  # every long poll answers `reset` (a cursor Dropbox keeps refusing)
+    server.longpoll_throttle = a.longpoll_throttle  # the first N long polls answer 429 + Retry-After
+    server.snapshots = {}  # change cursor's snapshot id -> snapshot
+    server.next_snapshot = 0
+    server.generation = 0  # bumped by /fixture/reset-cursors
     server.client_id = a.client_id
     server.lifetime = a.token_lifetime
     server.stated_lifetime = a.stated_lifetime

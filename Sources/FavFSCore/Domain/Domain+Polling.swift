@@ -53,8 +53,9 @@ extension Domain {
         let candidates = foldersToPoll(now: now).filter { unique.insert($0).inserted }
         if let watching = provider as? any FolderWatchingProvider {
             watching.watch(only: unique)
-            // Watched folders report their changes; listing them is only the safety net.
-            if round % Self.fullListingEvery != 0 { return }
+            // Watched folders report their changes; listing them is only the safety net
+            // (unless the watch is down: then the poller is all there is).
+            if watching.isWatchingLive && round % Self.fullListingEvery != 0 { return }
         }
         // Only folders this mount has loaded: never one it would have to load to check.
         let due = lock.withLock {

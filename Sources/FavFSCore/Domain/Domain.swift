@@ -475,6 +475,8 @@ public final class Domain: @unchecked Sendable {
     /// next mount) and waits for it, at most `seconds`. Returns how many tasks were still
     /// running then. Call before `shutdown`, after `drainUploads`.
     public func stopBackgroundWork(within seconds: Double) async -> Int {
+        // The provider's change feed (a long poll) is background work too.
+        await (provider as? any FolderWatchingProvider)?.stopWatching()
         let left = await tasks.shutdown(within: seconds)
         if left > 0 { log.warning("\(left) background task(s) still running after \(seconds) s; unmounting anyway") }
         return left

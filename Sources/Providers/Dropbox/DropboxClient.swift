@@ -2,7 +2,8 @@ import Curl
 import FavFSCore
 import Foundation
 
-/// Where Dropbox's three kinds of endpoint are: RPC (`api`), content (`content`) and OAuth.
+/// Where Dropbox's kinds of endpoint are: RPC (`api`), content (`content`), OAuth (`token`)
+/// and change notifications (`notify`).
 public struct DropboxEndpoints: Sendable, Equatable {
     /// RPC endpoints: `https://api.dropboxapi.com` (`/2/files/list_folder`, ...).
     public var api: String
@@ -10,20 +11,23 @@ public struct DropboxEndpoints: Sendable, Equatable {
     public var content: String
     /// The OAuth 2 token endpoint: `https://api.dropboxapi.com/oauth2/token`.
     public var token: String
+    /// The long-poll endpoint (`/2/files/list_folder/longpoll`): `https://notify.dropboxapi.com`.
+    public var notify: String
 
     /// Dropbox itself.
     public static let dropbox = DropboxEndpoints(api: "https://api.dropboxapi.com", content: "https://content.dropboxapi.com",
-                                                 token: "https://api.dropboxapi.com/oauth2/token")
+                                                 token: "https://api.dropboxapi.com/oauth2/token",
+                                                 notify: "https://notify.dropboxapi.com")
 
     /// Everything at one base URL (the `endpoint` option: a proxy or a test server).
     public init(base: String) {
         let b = base.hasSuffix("/") ? String(base.dropLast()) : base
-        self.init(api: b, content: b, token: b + "/oauth2/token")
+        self.init(api: b, content: b, token: b + "/oauth2/token", notify: b)
     }
 
     /// Each endpoint at its own base URL (without a trailing slash; `token` is the full URL).
-    public init(api: String, content: String, token: String) {
-        self.api = api; self.content = content; self.token = token
+    public init(api: String, content: String, token: String, notify: String = "https://notify.dropboxapi.com") {
+        self.api = api; self.content = content; self.token = token; self.notify = notify
     }
 }
 

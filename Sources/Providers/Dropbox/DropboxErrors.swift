@@ -10,6 +10,8 @@ import Foundation
 /// take (text), 401 an authentication problem, 429 and 503 "later" (`DropboxClient.send`).
 struct DropboxErrors: Sendable {
     let remote: String
+    /// The command that signs in again (`favfs remote add NAME dropbox:///… --force`).
+    var signInCommand = "favfs remote add NAME dropbox:///PATH --option client_id=KEY --force"
 
     /// The chain of `.tag`s of a route error, outermost first (`["path", "conflict", "file"]`);
     /// from `error_summary` when the `error` object is missing.
@@ -102,7 +104,7 @@ struct DropboxErrors: Sendable {
         switch code {
         case "invalid_grant":
             return ProviderError(.denied, remote: remote, path: path, status: response.status,
-                                 detail: "Dropbox refused the refresh token (\(said)): it was revoked or is not valid; sign in to Dropbox again to get a new refresh token and give it with --password-stdin (docs/remotes.md, \"Dropbox: getting a refresh token\")")
+                                 detail: "Dropbox refused the refresh token (\(said)): it was revoked or is not valid; sign in again: \(signInCommand) (docs/remotes.md, \"Dropbox: signing in\")")
         case "invalid_client", "unauthorized_client":
             return ProviderError(.denied, remote: remote, path: path, status: response.status,
                                  detail: "Dropbox does not know the app key given as client_id (\(said)); use the key of the app the refresh token was issued to")

@@ -54,4 +54,15 @@ struct DropboxPaths: Sendable {
     func path(_ id: ItemIdentifier) -> String {
         id.isRoot ? root : root + id.rawValue
     }
+
+    /// The identifier of a Dropbox path (`path_display` of a change), nil when it is not at or
+    /// below the root. The root is compared without case, as Dropbox compares paths.
+    func identifier(of dropboxPath: String) -> ItemIdentifier? {
+        guard dropboxPath.hasPrefix("/") || dropboxPath.isEmpty else { return nil }
+        if root.isEmpty { return dropboxPath.isEmpty ? .rootContainer : ItemIdentifier(dropboxPath) }
+        let lower = dropboxPath.lowercased(), rootLower = root.lowercased()
+        if lower == rootLower { return .rootContainer }
+        guard lower.hasPrefix(rootLower + "/") else { return nil }
+        return ItemIdentifier(String(dropboxPath.dropFirst(root.count)))
+    }
 }

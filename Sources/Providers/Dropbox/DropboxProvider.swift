@@ -28,6 +28,12 @@ public final class DropboxProvider: Provider {
         public var sessionChunkSize: Int64 = 64 * 1024 * 1024
         /// The most seconds one call waits out 429/503 answers (nil: the transport's low-speed time).
         public var retryBudget: Double?
+        /// The change feed's long-poll wait, in seconds (Dropbox takes 30...480).
+        public var longPollTimeout = 120
+        /// The longest wait between attempts of a change feed that keeps failing.
+        public var changeFeedMaxRetryDelay = 300.0
+        /// The command that signs in again, named when Dropbox refuses the refresh token.
+        public var signInCommand = "favfs remote add NAME dropbox:///PATH --option client_id=KEY --force"
 
         /// A remote at `endpoints` (Dropbox's own by default) signed in with `refreshToken`,
         /// issued to the app `clientID`; the other settings keep their defaults.
@@ -48,17 +54,22 @@ public final class DropboxProvider: Provider {
     let paths: DropboxPaths
     let errors: DropboxErrors
     let log = Logger(label: "favfs.dropbox")
+    /// The long poll that reports changes (`FolderWatchingProvider`).
+    let changeFeed: DropboxChangeFeed
 
     /// A provider for one remote; `transport` may be shared with other providers. Without a
     /// `retryBudget`, throttled calls wait at most `transportOptions.lowSpeedTime` seconds.
     public init(configuration: Configuration, transport: CurlTransport, transportOptions: TransportOptions = TransportOptions()) {
         self.configuration = configuration
         remoteDescription = configuration.remoteDescription
-        errors = DropboxErrors(remote: configuration.remoteDescription)
+        errors = DropboxErrors(remote: configuration.remoteDescription, signInCommand: configuration.signInCommand)
         paths = DropboxPaths(urlPath: configuration.rootFolder)
         client = DropboxClient(transport: transport, endpoints: configuration.endpoints, clientID: configuration.clientID,
                                refreshToken: configuration.refreshToken, errors: errors,
                                retryBudget: configuration.retryBudget ?? Double(transportOptions.lowSpeedTime))
+        changeFeed = DropboxChangeFeed(client: client, paths: paths, errors: errors,
+                                       timing: .init(longPollTimeout: min(480, max(30, configuration.longPollTimeout)),
+                                                     maxRetryDelay: configuration.changeFeedMaxRetryDelay))
     }
 
     /// Access tokens fetched so far (tests: an expired token is replaced once).

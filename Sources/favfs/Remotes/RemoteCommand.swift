@@ -29,12 +29,14 @@ struct RemoteCommand: ParsableCommand {
     )
 }
 
-struct RemoteAddCommand: ParsableCommand {
+struct RemoteAddCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Add a named remote (its URL, options and secret).",
         discussion: """
             NAME is letters, digits, '.', '_' and '-'. The URL is checked but not contacted (use 'favfs remote test NAME'). It must not hold a password: give that on standard input with --password-stdin (on a terminal it is asked for without echo). --force replaces an existing remote of that name entirely (URL, options, secret); it stays the default if it was.
+
+            A dropbox:// remote without --password-stdin signs in: the browser opens Dropbox's page (with a desktop: DISPLAY or WAYLAND_DISPLAY and xdg-open), or the address is printed and the code it shows is read from standard input. The refresh token it gives is stored as the remote's secret. The wait is 5 minutes at most.
 
             Examples:
               echo "$PASS" | favfs remote add nas dav://me@nas.local:8080/files/ \\
@@ -44,6 +46,7 @@ struct RemoteAddCommand: ParsableCommand {
               favfs remote add data s3://bucket/prefix --option region=eu-west-1 \\
                   --option endpoint=http://127.0.0.1:9000 --password-stdin
               favfs remote add ref file:///srv/data
+              favfs remote add box dropbox:///Work --option client_id=APPKEY   # signs in
               echo "$NEWPASS" | favfs remote add nas dav://me@nas.local:8080/files/ \\
                   --password-stdin --force      # a new secret
             """)
@@ -60,17 +63,20 @@ struct RemoteAddCommand: ParsableCommand {
     @Flag(help: "Read the password or secret key from the first line of standard input.")
     var passwordStdin = false
 
+    @Option(help: ArgumentHelp("Sign-in with a browser: the port of http://127.0.0.1:PORT/ the browser comes back to (the redirect URI registered for the app); default: a free port.", valueName: "port"))
+    var redirectPort: Int?
+
     @Flag(name: .customLong("default"), help: "Make it the default remote (used by 'favfs mount' without --remote).")
     var makeDefault = false
 
     @Flag(help: "Replace an existing remote of that name.")
     var force = false
 
-    func run() throws {
-        do { try add() } catch let e as CLIError { e.exit() }
+    func run() async throws {
+        do { try await add() } catch let e as CLIError { e.exit() }
     }
 
-    private func add() throws {
+    private func add() async throws {
         guard StoredRemote.isValidName(name) else {
             throw CLIError("favfs: '\(name)' is not a valid remote name: use letters, digits, '.', '_' and '-'", status: .usage)
         }
@@ -93,14 +99,34 @@ struct RemoteAddCommand: ParsableCommand {
         if existing[name] != nil && !force {
             throw CLIError("favfs: a remote named '\(name)' exists already; add --force to replace it", status: .usage)
         }
-        let secret = passwordStdin ? try SecretInput.read(prompt: "Secret for \(name) (\(parsed)): ") : nil
+        var secret: String?
+        var signedIn: String?
+        if passwordStdin {
+            secret = try SecretInput.read(prompt: "Secret for \(name) (\(parsed)): ")
+        } else if let method = try signInMethod(parsed, options: opts) {
+            if let port = redirectPort, !(1...65535).contains(port) {
+                throw CLIError("favfs: --redirect-port \(port) is not a port (1-65535)", status: .usage)
+            }
+            secret = try await InteractiveSignIn(method: method, redirectPort: redirectPort).run()
+            signedIn = method.service
+        }
         let remote = StoredRemote(name: name, url: url, isDefault: makeDefault, secret: secret, options: opts)
         let file = try store.updateOrExit { file throws(RemotesError) in
             try file.add(remote, replacing: force)
             return file
         }
         let isDefault = file[name]?.isDefault == true
-        print("favfs: \(existing[name] == nil ? "added" : "replaced") remote \(name) (\(parsed))\(isDefault ? ", the default" : "")\(secret == nil ? "" : ", secret stored") in \(store.path)")
+        let stored = signedIn.map { ", signed in to \($0): its refresh token is stored as the secret" } ?? (secret == nil ? "" : ", secret stored")
+        print("favfs: \(existing[name] == nil ? "added" : "replaced") remote \(name) (\(parsed))\(isDefault ? ", the default" : "")\(stored) in \(store.path)")
+    }
+
+    /// How this remote signs in, when its secret comes from a sign-in (Dropbox), else nil.
+    private func signInMethod(_ url: RemoteURL, options: [String: String]) throws -> OAuthSignIn? {
+        do {
+            return try RemoteSignIn.method(for: RemoteConfiguration(url: url, options: options, name: name))
+        } catch {
+            throw CLIError("favfs: \(error)", status: .usage)
+        }
     }
 }
 

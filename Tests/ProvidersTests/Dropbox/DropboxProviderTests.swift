@@ -106,7 +106,8 @@ final class DropboxProviderTests: XCTestCase {
         let p = try provider(s, secret: "revoked-refresh-token")
         let e = await expect(.denied, "listing with a revoked refresh token") { _ = try await p.enumerateItems(in: .rootContainer, page: nil) }
         XCTAssertTrue(e?.detail.contains("invalid_grant") ?? false, "\(String(describing: e))")
-        XCTAssertTrue(e?.detail.contains("sign in to Dropbox again") ?? false, "\(String(describing: e))")
+        XCTAssertTrue(e?.detail.contains("sign in again: favfs remote add NAME dropbox:/// --option client_id=\(s.clientID)") ?? false,
+                      "the message names the command that signs in: \(String(describing: e))")
         XCTAssertEqual(e?.status, 400)
         // A refused fetch is not remembered: the next call asks again (the user may have fixed it).
         _ = await expect(.denied, "listing again") { _ = try await p.enumerateItems(in: .rootContainer, page: nil) }

@@ -18,6 +18,14 @@ public final class DropboxServer: @unchecked Sendable {
         public var retryAfter = 1
         /// Entries per listing page when a request gives no limit.
         public var pageSize = 500
+        /// The authorization page denies access (a redirect with `error=access_denied`).
+        public var denyAuthorization = false
+        /// The `backoff` every long-poll answer asks for (0: none).
+        public var longPollBackoff = 0
+        /// The first this many long polls are answered 429 with `Retry-After: retryAfter`.
+        public var longPollThrottle = 0
+        /// Every long poll answers `reset`.
+        public var alwaysReset = false
         public init() {}
     }
 
@@ -72,6 +80,10 @@ public final class DropboxServer: @unchecked Sendable {
                     "--token-lifetime", String(settings.tokenLifetime), "--throttle", String(settings.throttle),
                     "--retry-after", String(settings.retryAfter), "--page-size", String(settings.pageSize)]
         if let stated = settings.statedLifetime { args += ["--stated-lifetime", String(stated)] }
+        if settings.denyAuthorization { args.append("--deny-authorization") }
+        if settings.longPollBackoff > 0 { args += ["--longpoll-backoff", String(settings.longPollBackoff)] }
+        if settings.longPollThrottle > 0 { args += ["--longpoll-throttle", String(settings.longPollThrottle)] }
+        if settings.alwaysReset { args.append("--always-reset") }
         let p = try BackgroundProcess(python, args, logFile: logFile)
         let deadline = Date().addingTimeInterval(20)
         while !PortProbe.accepts(port) {
@@ -92,6 +104,17 @@ public final class DropboxServer: @unchecked Sendable {
     public func remove() {
         stop()
         try? FileManager.default.removeItem(at: root)
+    }
+
+    /// Makes every change cursor given so far invalid: long polls and `continue` on them answer `reset`.
+    public func resetCursors() throws {
+        let r = try TimedProcess.run("/usr/bin/curl", ["-sS", "-f", "-X", "POST", endpoint + "/fixture/reset-cursors"], timeout: 20)
+        guard r.succeeded else { throw ShellError("POST /fixture/reset-cursors: \(r)") }
+    }
+
+    /// How many requests of the log contain `fragment` (`"list_folder/longpoll"`).
+    public func requests(_ fragment: String) -> Int {
+        log().components(separatedBy: "\n").filter { $0.contains(fragment) }.count
     }
 
     /// The server's log: one line per request (`"POST /2/files/upload HTTP/1.1" 200 -`).
