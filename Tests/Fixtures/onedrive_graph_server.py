@@ -82,7 +82,7 @@ def not_found(path):
 def name_problem(name):
     if not name or name in (".", ".."):
         return "The name is empty or reserved."
-    if any(c in FORBIDDEN for c in name) or any(ord(c) < 32 for c in name):
+    if any(c in FORBIDDEN for c in name):
         return "The provided name contains invalid characters."
     if name != name.strip(" ") or name.endswith("."):
         return "The provided name cannot begin or end with a space, or end with a period."
