@@ -45,4 +45,18 @@ struct OneDriveEndToEndTests {
         let unmounted = try m.unmount()
         #expect(unmounted.succeeded, "favfs unmount: \(unmounted) — \(m.logProblems())")
     }
+
+    @Test("onedrive: a refresh token Microsoft refuses fails the mount, saying to add the remote again")
+    func refusedRefreshToken() throws {
+        try E2EGate.requireFUSE()
+        let s = OneDriveConformanceServer.shared
+        try s.start()
+        let remote = try #require(s.remoteWithWrongCredentials())
+        let m = try MountedFavFS(remote: remote.urlWithOptions)
+        defer { m.tearDown() }
+        let r = try m.mount(password: remote.secret, timeout: 60)
+        #expect(!r.succeeded, "mounted with a refused refresh token: \(r)")
+        let said = r.stderr + r.stdout
+        #expect(said.contains("invalid_grant") && said.contains("add the remote again"), "\(r)")
+    }
 }
