@@ -54,7 +54,8 @@ final class OneDriveDeltaWatcher: @unchecked Sendable {
                         }
                     }
                     self?.lock.withLock { self?.rounds += 1 }
-                    let pause = interval * Double(min(12, 1 << min(failures, 4)))
+                    // A failure is tried again after one interval, then two, four... up to twelve.
+                    let pause = interval * Double(min(12, 1 << min(max(0, failures - 1), 4)))
                     try? await Task.sleep(nanoseconds: UInt64(pause * 1_000_000_000))
                 }
             }

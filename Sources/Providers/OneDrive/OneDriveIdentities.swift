@@ -15,6 +15,12 @@ final class OneDriveIdentities: @unchecked Sendable {
         lock.withLock { move(key, to: id) }
     }
 
+    /// Every folder holding an item this mount has seen, and the root: what may have changed
+    /// when delta cannot say (`resyncRequired`).
+    func knownFolders() -> Set<ItemIdentifier> {
+        lock.withLock { Set(paths.values.compactMap(\.parent)).union([.rootContainer]) }
+    }
+
     /// The path last seen for the item `key`.
     func path(of key: String) -> ItemIdentifier? { lock.withLock { paths[key] } }
 

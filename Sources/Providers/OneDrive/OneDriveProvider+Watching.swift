@@ -19,7 +19,9 @@ extension OneDriveProvider: FolderWatchingProvider {
     public func watch(_ folder: ItemIdentifier) {}
 
     /// One round of `delta`: the folders whose listings changed. `410 resyncRequired` (the
-    /// token is too old): starts again from the latest state and reports the root.
+    /// token is too old): starts again from the latest state and reports the root and every
+    /// folder this mount has listed, since any of them may have changed meanwhile (the mount
+    /// lists again only those it shows).
     func changedFolders() async throws -> Set<ItemIdentifier> {
         var url = watcher.deltaLink ?? (graph + "/me/drive/root/delta?token=latest")
         var changed = Set<ItemIdentifier>()
@@ -33,8 +35,7 @@ extension OneDriveProvider: FolderWatchingProvider {
                 log.info("delta: Graph asks for a resync; listing again from the root", metadata: [
                     "remote": "\(remoteDescription)", "reason": "\(OneDriveErrors.summary(response.body) ?? "410")"])
                 watcher.deltaLink = nil
-                changed.insert(.rootContainer)
-                return changed
+                return changed.union(identities.knownFolders())
             }
             guard response.status == 200 else { throw errors.status(response, what: "GET delta", path: "/") }
             guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],

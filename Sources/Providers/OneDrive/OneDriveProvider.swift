@@ -61,6 +61,8 @@ public final class OneDriveProvider: Provider {
     let errors: OneDriveErrors
     /// Graph ids seen in answers, so that `delta` (which names items by id) can say which folders changed.
     let identities = OneDriveIdentities()
+    /// Download URLs of versions read lately.
+    let downloadURLs = OneDriveDownloadURLs()
     let watcher: OneDriveDeltaWatcher
     let log = Logger(label: "favfs.onedrive")
 
@@ -151,13 +153,22 @@ public final class OneDriveProvider: Provider {
 
     /// `GET …:/content` with `If-Match: <cTag>` and `Range`: Graph answers 302 to a
     /// pre-authenticated download URL, which is fetched with the same `Range` and without the
-    /// `Authorization` header (it must not leave Graph). Graph documents no `If-Match` for
+    /// `Authorization` header (it must not leave Graph), and reused for the next ranges of that
+    /// version for a minute (`OneDriveDownloadURLs`). Graph documents no `If-Match` for
     /// downloads; where it is honoured (the fixture) a changed file is 412, and a download URL
     /// that no longer serves that content (404, 410, 412) is `.versionChanged` too: the caller
     /// looks again, and bytes of two versions are never mixed.
     public func readContents(of item: Item, range: Range<Int64>, into sink: ContentSink) async throws -> Range<Int64> {
         let path = item.identifier.rawValue
         if range.isEmpty { return range }
+        if let version = item.version, let url = downloadURLs.url(path, version: version) {
+            let result = try await download(url, item: item, range: range, into: sink)
+            if let written = try RangedGET.written(result, requested: range, invalid: { errors.invalid($0, request: "GET the download URL", path: path, status: 206) }) {
+                return written
+            }
+            // Expired or the content changed: ask `content` again, which says which.
+            downloadURLs.forget(path, version: version)
+        }
         let rangeHeader = CurlHeader("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")
         var pin: [CurlHeader] = []
         if let version = item.version { pin.append(CurlHeader("If-Match", version)) }
@@ -175,10 +186,9 @@ public final class OneDriveProvider: Provider {
                 throw errors.invalid("a redirect without a Location", request: what, path: path, status: result.response.status)
             }
             what = "GET the download URL"
-            _ = try await client.sendUnauthenticated(what, path: path) {
-                let request = CurlRequest(url: location, headers: [rangeHeader])
-                result = try await self.client.transport.downloadRange(request, into: sink.fd, requestedStart: range.lowerBound, progress: progress)
-                return result.response
+            result = try await download(location, item: item, range: range, into: sink)
+            if let version = item.version, (200..<300).contains(result.response.status) {
+                downloadURLs.keep(location, for: path, version: version)
             }
         }
         if let written = try RangedGET.written(result, requested: range, invalid: { errors.invalid($0, request: what, path: path, status: 206) }) {
@@ -190,6 +200,21 @@ public final class OneDriveProvider: Provider {
                                 detail: "\(what) for version \(item.version ?? ""): \(status) \(WebDAVErrors.reason(status)); the file changed or went away")
         }
         throw errors.status(result.response, what: what, path: path)
+    }
+
+    /// A ranged GET of a pre-authenticated download URL: no `Authorization` header.
+    private func download(_ url: String, item: Item, range: Range<Int64>, into sink: ContentSink) async throws
+        -> (response: CurlResponse, writtenAt: Int64)
+    {
+        let rangeHeader = CurlHeader("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")
+        let progress = item.version == nil ? nil : sink.progress
+        var result: (response: CurlResponse, writtenAt: Int64) = (CurlResponse(status: 0, headers: [:], body: Data()), 0)
+        _ = try await client.sendUnauthenticated("GET the download URL", path: item.identifier.rawValue) {
+            result = try await self.client.transport.downloadRange(CurlRequest(url: url, headers: [rangeHeader]), into: sink.fd,
+                                                                   requestedStart: range.lowerBound, progress: progress)
+            return result.response
+        }
+        return result
     }
 
     // MARK: quota

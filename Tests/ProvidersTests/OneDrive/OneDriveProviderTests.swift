@@ -97,7 +97,10 @@ final class OneDriveProviderTests: XCTestCase {
         let old = try await p.item(for: ItemIdentifier("/f.bin"))
         let first = try await Conformance.read(p, old, 100..<300)
         XCTAssertEqual(first, Data(repeating: 1, count: 200))
-        XCTAssertEqual(lines(s, "GET /download/"), 1, s.log())
+        let second = try await Conformance.read(p, old, 5_000..<6_000)
+        XCTAssertEqual(second, Data(repeating: 1, count: 1_000))
+        XCTAssertEqual(lines(s, "GET /download/"), 2, s.log())
+        XCTAssertEqual(lines(s, ":/content HTTP"), 1, "the download URL is reused for the version's next range: \(s.log())")
         XCTAssertTrue(s.log().contains("\" 206 "), s.log())
         try DirectorySeeding.overwrite(s.root, "f.bin", with: Data(repeating: 2, count: 10_000))
         _ = await expect(.versionChanged, "reading the old version") { _ = try await Conformance.read(p, old, 300..<400) }
@@ -243,18 +246,20 @@ final class OneDriveProviderTests: XCTestCase {
         XCTAssertLessThanOrEqual(p.watcher.completedRounds, rounds + 1, "the watcher goes on after stop()")
     }
 
-    /// 410 resyncRequired: the root is reported and delta starts again from the latest state.
+    /// 410 resyncRequired: the root and the folders listed are reported, and delta starts
+    /// again from the latest state.
     func testResyncRequiredReportsTheRootAndStartsAgain() async throws {
         let s = try server()
         try seed(s, ["sub/a.txt": Data("a".utf8)], folders: ["sub"])
         let p = direct(s) { $0.deltaInterval = 0 }
         _ = try await p.item(for: .rootContainer)
         _ = try await p.enumerateAll(in: .rootContainer)
+        _ = try await p.enumerateAll(in: ItemIdentifier("/sub"))
         let first = try await p.changedFolders()
         XCTAssertEqual(first, [])
         try s.requireResync()
         let resynced = try await p.changedFolders()
-        XCTAssertEqual(resynced, [.rootContainer])
+        XCTAssertEqual(resynced, [.rootContainer, ItemIdentifier("/sub")], "the root and the folder the listing named")
         XCTAssertTrue(s.log().contains("\" 410 "), s.log())
         let latest = try await p.changedFolders()
         XCTAssertEqual(latest, [], "after a resync: the latest state again")
