@@ -45,7 +45,7 @@ staying valid.
 
 Usage: onedrive_graph_server.py ROOT --port PORT [--refresh-token T] [--client-id ID]
        [--token-lifetime S] [--stated-lifetime S] [--throttle N] [--retry-after S] [--page-size N]
-Every request is logged to stderr, one line each ("PUT /upload/… HTTP/1.1" 202 -).
+Every request is logged to stderr, one line each, after the time (1764213000.123 "PUT /upload/… HTTP/1.1" 202 -).
 """
 import argparse
 import calendar
@@ -221,9 +221,10 @@ class Drive:
     def snapshot(self):
         snap = {}
         for folder, dirs, files in os.walk(self.root):
-            if os.path.basename(folder).startswith(".onedrive-staging-"):
-                continue
-            pid = self.item_id(os.stat(folder), folder)
+            try:
+                pid = self.item_id(os.stat(folder), folder)
+            except OSError:
+                continue  # deleted while the tree is walked
             for name in dirs + files:
                 disk = os.path.join(folder, name)
                 try:
@@ -245,7 +246,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def log_message(self, fmt, *args):
-        sys.stderr.write("%s\n" % (fmt % args))
+        sys.stderr.write("%.3f %s\n" % (time.time(), fmt % args))
 
     # -- plumbing
 
@@ -365,6 +366,11 @@ class Handler(BaseHTTPRequestHandler):
             path, action = self.address(rest)
             with self.drive.lock:
                 self.route(method, path, action, query)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            # A file changed under the request (tests change the disk as another client does):
+            # a 500 the client can retry, not a dropped connection.
+            self.body_bytes()
+            self.send_json(500, {"error": {"code": "generalException", "message": f"{type(e).__name__}: {e}"}})
         except GraphError as e:
             self.body_bytes()  # what a refused request sent must not be read as the next request
             self.send_json(e.status, {"error": {"code": e.code, "message": e.message,
