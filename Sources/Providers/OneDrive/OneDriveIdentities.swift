@@ -31,6 +31,9 @@ final class OneDriveIdentities: @unchecked Sendable {
         return lock.withLock {
             var changed = Set<ItemIdentifier>()
             let old = paths[key]
+            // The remote's root itself: its parent is outside the remote (often never seen), and
+            // its own changes are its children's, reported with them.
+            if old?.isRoot == true { return changed }
             if let parent = old?.parent { changed.insert(parent) }
             let parentKey = (entry["parentReference"] as? [String: Any])?["id"] as? String
             let parent = parentKey.flatMap { paths[$0] }

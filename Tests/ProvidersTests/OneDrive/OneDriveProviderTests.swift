@@ -269,6 +269,25 @@ final class OneDriveProviderTests: XCTestCase {
         XCTAssertTrue(changed.contains(ItemIdentifier("/sub")), "\(changed)")
     }
 
+    /// A remote rooted in a folder of the drive: delta names that folder too (its tag changes
+    /// with its children) under a parent the mount never saw; it must not make the mount
+    /// forget where the folders below it are.
+    func testDeltaBelowARootFolderKeepsFindingItsFolders() async throws {
+        let s = try server()
+        try seed(s, ["Docs/sub/a.txt": Data("a".utf8)], folders: ["Docs/sub"])
+        let p = direct(s) { $0.deltaInterval = 0; $0.rootFolder = "/Docs" }
+        _ = try await p.item(for: .rootContainer)
+        _ = try await p.enumerateAll(in: .rootContainer)
+        _ = try await p.enumerateAll(in: ItemIdentifier("/sub"))
+        _ = try await p.changedFolders()
+        for round in 0..<3 {
+            // A new name in the root folder changes its tag; one in sub must still be told.
+            try seed(s, ["Docs/top\(round).txt": Data("t".utf8), "Docs/sub/new\(round).txt": Data("n".utf8)])
+            let changed = try await p.changedFolders()
+            XCTAssertEqual(changed, [.rootContainer, ItemIdentifier("/sub")], "round \(round)")
+        }
+    }
+
     // MARK: throttling and sign-in
 
     /// 429 with Retry-After: waited out, then the call succeeds; past the budget, `.serverError`
