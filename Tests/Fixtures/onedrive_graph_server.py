@@ -25,6 +25,7 @@ Pre-authenticated (no Authorization header; one that carries it is refused with 
   GET    /download/<token>                                Range honoured (206); 410 once the file's content changed
   PUT    /upload/<session>                                Content-Range: bytes a-b/total; fragments a multiple of
                                                           320 KiB but the last, at most 60 MiB; 202 nextExpectedRanges
+  GET    /upload/<session>                                the session's nextExpectedRanges (to resume)
   DELETE /upload/<session>                                cancels the session
   GET    /monitor/<id>                                    {"status": "inProgress"} once, then "completed" with resourceId
 OAuth:
@@ -32,6 +33,7 @@ OAuth:
 Test control (no authentication):
   POST   /_control/throttle?count=N&retry_after=S         the next N Graph requests get 429 with Retry-After: S
   POST   /_control/resync                                 every delta token given so far answers 410 resyncRequired
+  POST   /_control/fail_fragments?count=N                 the next N upload-session fragments are lost (500)
 
 Ids are stable per file: an index keyed by (device, inode) gives each one an id when first
 seen, so a rename keeps it. The cTag changes when the content changes (size, mtime, inode);
@@ -264,6 +266,9 @@ class Handler(WritingRoutes, BaseHTTPRequestHandler):
             with self.server.counter_lock:
                 self.server.throttle = int(query.get("count", "1"))
                 self.server.retry_after = int(query.get("retry_after", "1"))
+        elif what == "fail_fragments":
+            with self.server.counter_lock:
+                self.server.fail_fragments = int(query.get("count", "1"))
         elif what == "resync":
             with self.drive.lock:
                 self.drive.snapshots.clear()
@@ -415,6 +420,7 @@ def main():
     server.lifetime = a.token_lifetime
     server.stated_lifetime = a.stated_lifetime
     server.throttle = a.throttle
+    server.fail_fragments = 0
     server.retry_after = a.retry_after
     server.counter_lock = threading.Lock()
     server.quota_total = a.quota_total

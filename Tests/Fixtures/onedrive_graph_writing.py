@@ -69,8 +69,17 @@ class WritingRoutes:
                 self.drive.sessions.pop(sid, None)
             os.unlink(s["file"])
             return self.send(204)
+        if method == "GET":
+            # The session's state, to resume after a fragment that failed.
+            return self.send_json(200, {"expirationDateTime": iso(time.time() + 3600), "nextExpectedRanges": [f"{s['received']}-"]})
         if method != "PUT":
-            raise GraphError(405, "notAllowed", "Upload sessions take PUT and DELETE.")
+            raise GraphError(405, "notAllowed", "Upload sessions take GET, PUT and DELETE.")
+        with self.server.counter_lock:
+            failing = self.server.fail_fragments > 0
+            self.server.fail_fragments -= 1 if failing else 0
+        if failing:
+            self.body_bytes()
+            raise GraphError(500, "generalException", "The fragment was lost (a test asked for it).")
         spec = self.headers.get("Content-Range", "")
         try:
             first, _, rest = spec[len("bytes "):].partition("-")

@@ -68,8 +68,9 @@ extension OneDriveProvider: WritableProvider {
     /// `createUploadSession` (with `If-Match` and the conflict behaviour, checked when the
     /// session is made and again when it completes), then the fragments in order, each a
     /// multiple of 320 KiB but the last, sent to the session's pre-authenticated URL from where
-    /// Graph's `nextExpectedRanges` says. Returns the answer to the last fragment (the
-    /// driveItem), or the first refusal. A failed session is deleted, so it holds no space.
+    /// Graph's `nextExpectedRanges` says. A fragment lost to the network or a 5xx is resumed
+    /// from where the session says (at most `maxResumes` times). Returns the answer to the last
+    /// fragment (the driveItem), or the first refusal. A failed session is deleted.
     private func uploadInSession(_ id: ItemIdentifier, source: ContentSource, behaviour: String, headers: [CurlHeader]) async throws -> CurlResponse {
         let path = id.rawValue
         let body: [String: Any] = ["item": ["@microsoft.graph.conflictBehavior": behaviour, "name": id.name]]
@@ -85,19 +86,34 @@ extension OneDriveProvider: WritableProvider {
         var offset: Int64 = 0
         // Each fragment once, and a few resends where Graph asks for a range again.
         let bound = Int(source.length / fragment) + 8
+        var resumes = 0
         do {
             for _ in 0..<bound {
                 let length = min(fragment, source.length - offset)
                 let range = "bytes \(offset)-\(offset + length - 1)/\(source.length)"
-                let response = try await client.sendUnauthenticated("PUT upload session fragment", path: path) {
-                    let request = CurlRequest(method: "PUT", url: uploadURL, headers: [CurlHeader("Content-Range", range)])
-                    return try await self.client.transport.upload(request, from: source.fd, length: length, offset: offset)
+                let response: CurlResponse
+                do {
+                    response = try await client.sendUnauthenticated("PUT upload session fragment", path: path) {
+                        let request = CurlRequest(method: "PUT", url: uploadURL, headers: [CurlHeader("Content-Range", range)])
+                        return try await self.client.transport.upload(request, from: source.fd, length: length, offset: offset)
+                    }
+                } catch let error as ProviderError where [.unreachable, .timedOut, .serverError].contains(error.kind) && resumes < Self.maxResumes {
+                    // A fragment lost on the way: ask the session where to go on (Graph's advice).
+                    resumes += 1
+                    log.info("upload session: a fragment failed; resuming", metadata: ["remote": "\(remoteDescription)", "path": "\(path)", "error": "\(error)"])
+                    offset = try await resumePoint(uploadURL, length: source.length, path: path)
+                    continue
                 }
                 switch response.status {
                 case 200, 201:
                     return response
                 case 202:
                     offset = try nextExpected(response, after: offset + length, length: source.length, path: path)
+                case 500..<600 where resumes < Self.maxResumes:
+                    resumes += 1
+                    log.info("upload session: a fragment was refused; resuming", metadata: [
+                        "remote": "\(remoteDescription)", "path": "\(path)", "status": "\(response.status)"])
+                    offset = try await resumePoint(uploadURL, length: source.length, path: path)
                 default:
                     await cancelSession(uploadURL, path: path)
                     return response
@@ -112,17 +128,32 @@ extension OneDriveProvider: WritableProvider {
     }
 
     /// Where Graph wants the next fragment to start: the first of `nextExpectedRanges`
-    /// (`["26214400-"]`), which must be within the file.
+    /// (`["26214400-"]`), which must be within the file; `sent` when it does not say (-1: it must).
     private func nextExpected(_ response: CurlResponse, after sent: Int64, length: Int64, path: String) throws -> Int64 {
         guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
               let ranges = object["nextExpectedRanges"] as? [String], let first = ranges.first,
               let start = Int64(first.split(separator: "-", omittingEmptySubsequences: false).first ?? "") else {
+            guard sent >= 0 else {
+                throw errors.invalid("the upload session does not say which bytes it expects", request: "GET upload session", path: path, status: response.status)
+            }
             return sent
         }
         guard start >= 0, start < length else {
             throw errors.invalid("nextExpectedRanges \(ranges) is outside the file's \(length) bytes", request: "upload session", path: path, status: 202)
         }
         return start
+    }
+
+    /// Fragments resent after a failure, at most, per upload.
+    static let maxResumes = 3
+
+    /// `GET` of the session: where Graph wants the next fragment.
+    private func resumePoint(_ uploadURL: String, length: Int64, path: String) async throws -> Int64 {
+        let response = try await client.sendUnauthenticated("GET upload session", path: path) {
+            try await self.client.transport.perform(CurlRequest(url: uploadURL))
+        }
+        guard response.status == 200 else { throw errors.status(response, what: "GET upload session", path: path) }
+        return try nextExpected(response, after: -1, length: length, path: path)
     }
 
     /// Best effort: a session left behind expires by itself.

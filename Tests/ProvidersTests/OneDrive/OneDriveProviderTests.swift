@@ -164,6 +164,22 @@ final class OneDriveProviderTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: s.root.appendingPathComponent("big.bin")), Data("theirs".utf8))
     }
 
+    /// A fragment lost on the way (500) is resumed from where the session says: the file is
+    /// whole, and the session was asked once.
+    func testALostFragmentIsResumedFromWhereTheSessionSays() async throws {
+        let s = try server()
+        let p = direct(s) { $0.sessionThreshold = 1 << 20; $0.sessionFragmentSize = 2 * OneDriveProvider.fragmentUnit }
+        let data = Data((0..<2_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) })
+        let (src, done) = try source(data)
+        defer { done() }
+        try s.loseFragments(1)
+        let made = try await p.upload(ItemIdentifier("/resumed.bin"), from: src, precondition: .mustNotExist)
+        XCTAssertEqual(made.size, Int64(data.count))
+        XCTAssertEqual(try Data(contentsOf: s.root.appendingPathComponent("resumed.bin")), data)
+        XCTAssertEqual(lines(s, "\" 500 "), 1, s.log())
+        XCTAssertEqual(lines(s, "GET /upload/"), 1, s.log())
+    }
+
     /// Names OneDrive refuses are `.invalidName` (EINVAL) before anything is sent, and a path
     /// past 400 characters `.nameTooLong`; nothing reaches the fixture or its disk.
     func testNamesOneDriveRefusesAreRefusedBeforeWriting() async throws {

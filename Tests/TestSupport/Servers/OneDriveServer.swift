@@ -101,6 +101,9 @@ public final class OneDriveServer: @unchecked Sendable {
     /// The next `count` Graph requests are answered 429 with `Retry-After: retryAfter`.
     public func throttle(_ count: Int, retryAfter: Int) throws { try control("throttle?count=\(count)&retry_after=\(retryAfter)") }
 
+    /// The next `count` upload-session fragments are answered 500 and not kept.
+    public func loseFragments(_ count: Int) throws { try control("fail_fragments?count=\(count)") }
+
     /// Every delta token given so far answers 410 resyncRequired from now on.
     public func requireResync() throws { try control("resync") }
 
