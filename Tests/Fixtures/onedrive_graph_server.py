@@ -16,10 +16,10 @@ Graph (bearer token required; items addressed by path, the drive's root is `root
   PUT    /v1.0/me/drive/root:/a:/content                  ?@microsoft.graph.conflictBehavior=fail|replace, If-Match (412)
   POST   /v1.0/me/drive/root:/a:/createUploadSession      {"item": {"@microsoft.graph.conflictBehavior"}}, If-Match
   POST   /v1.0/me/drive/root:/a:/children                 {"name", "folder": {}, "@microsoft.graph.conflictBehavior"}
-  PATCH  /v1.0/me/drive/root:/a:                          {"name", "parentReference": {"path": "/drive/root:/b"},
+  PATCH  /v1.0/me/drive/root:/a:                          {"name", "parentReference": {"id"} (path is read-only: 400),
                                                            "fileSystemInfo": {"lastModifiedDateTime"}}, If-Match
   DELETE /v1.0/me/drive/root:/a:                          204 (a folder goes with everything in it, as at Graph)
-  POST   /v1.0/me/drive/root:/a:/copy                     {"parentReference": {"path"}, "name"} -> 202, Location: /monitor/<id>
+  POST   /v1.0/me/drive/root:/a:/copy                     {"parentReference": {"id"}, "name"} -> 202, Location: /monitor/<id>
   GET    /v1.0/me/drive/root/delta                        ?token=latest | ?token=T -> value, @odata.nextLink | @odata.deltaLink
 Pre-authenticated (no Authorization header; one that carries it is refused with 400):
   GET    /download/<token>                                Range honoured (206); 410 once the file's content changed

@@ -140,22 +140,21 @@ class WritingRoutes:
         self.send(204)
 
     def destination(self, ref, name, source):
-        """Disk path for `name` in the folder `ref` names ({"path": "/drive/root:/a"} or {"id"})."""
+        """Disk path for `name` in the folder `ref` names ({"id": ...}; itemReference's `path` is
+        read-only in Graph's documentation, so a `path` here is refused)."""
         if ref is None:
             folder = os.path.dirname(source)
-        elif "path" in ref:
-            p = urllib.parse.unquote(ref["path"])
-            if not p.startswith("/drive/root:"):
-                raise GraphError(400, "invalidRequest", f"Unsupported parentReference path {p}")
-            folder = self.drive.existing(p[len("/drive/root:"):])
         elif "id" in ref:
-            folder = next((d for _, (_, _, _, d) in self.drive.snapshot().items() if self.drive.item_id(os.stat(d), d) == ref["id"]), None)
             if ref["id"] == "ROOT":
                 folder = self.drive.root
+            else:
+                folder = self.drive.snapshot().get(ref["id"], (None, None, None, None))[3]
             if folder is None:
                 raise not_found(ref["id"])
+        elif "path" in ref:
+            raise GraphError(400, "invalidRequest", "parentReference.path is read-only: name the parent by its id.")
         else:
-            raise GraphError(400, "invalidRequest", "parentReference needs a path or an id.")
+            raise GraphError(400, "invalidRequest", "parentReference needs the parent's id.")
         if not os.path.isdir(folder):
             raise GraphError(400, "invalidRequest", "The parent is not a folder.")
         problem = name_problem(name)

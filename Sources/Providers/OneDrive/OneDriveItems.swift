@@ -93,9 +93,4 @@ struct OneDrivePaths: Sendable {
         if drivePath.isEmpty { return graph + "/me/drive/root" + tail }
         return graph + "/me/drive/root:" + PercentEncoding.strict(drivePath, keepSlash: true) + ":" + tail
     }
-
-    /// `parentReference.path` for a folder: `/drive/root:` + its path in the drive.
-    func referencePath(_ folder: ItemIdentifier) -> String {
-        "/drive/root:" + drivePath(folder)
-    }
 }

@@ -13,7 +13,7 @@ extension OneDriveProvider: ServerSideCopyProvider {
             throw ProviderError(.isAFolder, remote: remoteDescription, path: path, detail: "cannot copy over the root folder")
         }
         if let problem = storageProblem(destination, kind: item.kind) { throw problem }
-        let body: [String: Any] = ["parentReference": ["path": paths.referencePath(parent)], "name": destination.name]
+        let body: [String: Any] = ["parentReference": ["id": try await folderID(parent)], "name": destination.name]
         let url = paths.url(graph, item.identifier, "copy") + "?@microsoft.graph.conflictBehavior=fail"
         let response = try await client.call("POST", url, json: body, what: "POST copy", path: path)
         guard response.status == 202 else { throw errors.status(response, what: "POST copy", path: path) }

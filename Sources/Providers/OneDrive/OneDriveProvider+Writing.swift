@@ -194,7 +194,8 @@ extension OneDriveProvider: WritableProvider {
         guard response.status == 204 || response.status == 200 else { throw errors.status(response, what: "DELETE", path: path) }
     }
 
-    /// `PATCH` with the new `name` and, to another folder, its `parentReference`. Graph never
+    /// `PATCH` with the new `name` and, to another folder, its `parentReference` (by id: one
+    /// `GET` of the destination folder first). Graph never
     /// moves over an existing item (409 `nameAlreadyExists`); replacing an existing file deletes
     /// it first, so another client may see the name missing for one round trip.
     public func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item {
@@ -204,7 +205,7 @@ extension OneDriveProvider: WritableProvider {
             throw ProviderError(.exists, remote: remoteDescription, path: destination.rawValue, detail: "cannot move over the root folder")
         }
         var body: [String: Any] = ["name": destination.name]
-        if parent != item.identifier.parent { body["parentReference"] = ["path": paths.referencePath(parent)] }
+        if parent != item.identifier.parent { body["parentReference"] = ["id": try await folderID(parent)] }
         let url = paths.url(graph, item.identifier) + "?@microsoft.graph.conflictBehavior=fail"
         var response = try await client.call("PATCH", url, json: body, what: "PATCH (move)", path: path)
         if replacing, response.status == 409, OneDriveErrors.codes(response.body).contains("nameAlreadyExists") {

@@ -137,6 +137,23 @@ public final class OneDriveProvider: Provider {
         return try item(from: response.body, id: identifier, request: "GET driveItem")
     }
 
+    /// The Graph id of a folder, for a `parentReference` (whose `path` is read-only): one
+    /// `GET` of the folder.
+    func folderID(_ folder: ItemIdentifier) async throws -> String {
+        let path = folder.rawValue
+        let response = try await client.call("GET", paths.url(graph, folder), what: "GET driveItem", path: path)
+        guard response.status == 200 else { throw errors.status(response, what: "GET driveItem", path: path) }
+        guard let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+              let id = object["id"] as? String, !id.isEmpty else {
+            throw errors.invalid("a driveItem without an id", request: "GET driveItem", path: path, status: 200)
+        }
+        guard object["folder"] != nil || object["root"] != nil else {
+            throw ProviderError(.notAFolder, remote: remoteDescription, path: path, status: 200, detail: "the destination's parent is not a folder")
+        }
+        identities.learn(object, at: folder)
+        return id
+    }
+
     /// The item of a driveItem answer, remembering its id.
     func item(from body: Data, id: ItemIdentifier, request: String) throws -> Item {
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
