@@ -24,7 +24,7 @@ struct MountCommand: AsyncParsableCommand {
     @Argument(help: "The folder to mount on (must exist).", completion: .directory)
     var mountpoint: String
 
-    @Option(help: ArgumentHelp("A remote's name (favfs remote list) or a URL: dav://[user@]host[:port]/path, davs://…, s3://bucket/prefix, sftp://user@host/path, smb://user@host/share/path, dropbox:///path, ftp(s)://…, http(s)://…, favart://host, file:///path. Default: the default remote.", valueName: "name|url"), completion: .custom { _, _, _ in RemoteCompletion.names() })
+    @Option(help: ArgumentHelp("A remote's name (favfs remote list) or a URL: dav://[user@]host[:port]/path, davs://…, s3://bucket/prefix, sftp://user@host/path, smb://user@host/share/path, dropbox:///path, onedrive:///path, ftp(s)://…, http(s)://…, favart://host, file:///path. Default: the default remote.", valueName: "name|url"), completion: .custom { _, _, _ in RemoteCompletion.names() })
     var remote: String?
 
     @Option(name: .customLong("option"), help: ArgumentHelp("A provider option, KEY=VALUE (repeatable; wins over the remote's stored options and the URL's query).", valueName: "key=value"))

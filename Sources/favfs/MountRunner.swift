@@ -250,7 +250,7 @@ struct MountRunner {
         switch e.kind {
         case .denied:
             let fix: String
-            if remote.kind == .dropbox {
+            if remote.kind == .dropbox || remote.kind == .onedrive {
                 // The refresh token, not a user and password: the detail says what to do.
                 fix = ": \(e.detail)"
             } else if remote.user == nil && remote.kind == .webdav {
@@ -273,7 +273,7 @@ struct MountRunner {
     private static func statusText(_ e: ProviderError, _ remote: RemoteURL) -> String {
         guard let status = e.status, status != 0 else { return "" }
         switch remote.kind {
-        case .webdav, .httpIndex, .s3, .favart, .dropbox: return " (HTTP \(status))"
+        case .webdav, .httpIndex, .s3, .favart, .dropbox, .onedrive: return " (HTTP \(status))"
         case .ftp: return " (reply \(status))"
         default: return " (status \(status))"
         }

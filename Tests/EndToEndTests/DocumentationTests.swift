@@ -127,8 +127,8 @@ final class DocumentationTests: XCTestCase {
                 XCTFail("docs/remotes.md: no row of the remotes table names `\(scheme)://`")
                 continue
             }
-            // file:// and dropbox:// name no host.
-            let said = try favfs(["remote", "add", "doc-check", "\(scheme)://\(["file", "dropbox"].contains(scheme) ? "" : "host")/share?zz-doc-check=1"])
+            // file://, dropbox:// and onedrive:// name no host.
+            let said = try favfs(["remote", "add", "doc-check", "\(scheme)://\(["file", "dropbox", "onedrive"].contains(scheme) ? "" : "host")/share?zz-doc-check=1"])
             guard let known = said.range(of: "(known: ") else {
                 XCTAssertTrue(said.contains("takes no options"), "\(scheme)://: \(said)")
                 continue

@@ -13,6 +13,7 @@ extension RemoteURL.Kind {
         case .sftp: return ["key", "key_passphrase", "known_hosts", "timezone"]
         case .smb: return ["domain"]
         case .dropbox: return ["client_id", "endpoint"]
+        case .onedrive: return ["client_id", "endpoint", "page_size"]
         case .local, .webdav, .favart: return []
         }
     }
@@ -29,6 +30,7 @@ extension RemoteURL.Kind {
         case .favart: return "a Favart remote"
         case .smb: return "an SMB remote"
         case .dropbox: return "a Dropbox remote"
+        case .onedrive: return "a OneDrive remote"
         }
     }
 }

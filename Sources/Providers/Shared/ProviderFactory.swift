@@ -16,6 +16,7 @@ public enum ProviderFactory {
         case .favart: return try makeFavart(configuration, transport: transport)
         case .smb: return try makeSMB(configuration, transport: transport)
         case .dropbox: return try makeDropbox(configuration, transport: transport)
+        case .onedrive: return try makeOneDrive(configuration, transport: transport)
         }
     }
 

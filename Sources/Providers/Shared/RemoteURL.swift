@@ -7,14 +7,14 @@ import FavFSCore
 public struct RemoteURL: Sendable, Equatable, CustomStringConvertible {
     /// Which provider speaks this URL.
     public enum Kind: String, Sendable, CaseIterable {
-        case webdav, local, s3, sftp, ftp, httpIndex, favart, smb, dropbox
+        case webdav, local, s3, sftp, ftp, httpIndex, favart, smb, dropbox, onedrive
     }
 
     /// Every scheme favfs knows, and its provider.
     public static let schemes: [String: Kind] = [
         "dav": .webdav, "davs": .webdav, "file": .local, "s3": .s3, "sftp": .sftp,
         "ftp": .ftp, "ftps": .ftp, "http": .httpIndex, "https": .httpIndex,
-        "favart": .favart, "favarts": .favart, "smb": .smb, "dropbox": .dropbox,
+        "favart": .favart, "favarts": .favart, "smb": .smb, "dropbox": .dropbox, "onedrive": .onedrive,
     ]
 
     public let kind: Kind
@@ -63,6 +63,11 @@ public struct RemoteURL: Sendable, Equatable, CustomStringConvertible {
             // One Dropbox per refresh token: the account is not named in the URL.
             if !host.isEmpty {
                 throw ParseError(description: "dropbox:// remotes name no host: use dropbox:///folder (three slashes), the account is the refresh token's")
+            }
+        } else if kind == .onedrive {
+            // The signed-in user's drive: the account is the refresh token's.
+            if !host.isEmpty {
+                throw ParseError(description: "onedrive:// remotes name no host: use onedrive:///folder (three slashes), the drive is the refresh token's user's")
             }
         } else if host.isEmpty {
             throw ParseError(description: kind == .s3 ? "'\(string)' has no bucket (s3://BUCKET/prefix)" : "'\(string)' has no host")

@@ -54,7 +54,7 @@ struct RemoteAddCommand: AsyncParsableCommand {
     @Argument(help: "The remote's name ([A-Za-z0-9._-]+).")
     var name: String
 
-    @Argument(help: "Its URL: dav://[user@]host[:port]/path, davs://…, s3://bucket/prefix, sftp://user@host/path, smb://user@host/share/path, dropbox:///path, ftp://…, ftps://…, http(s)://…, favart://host, file:///path.")
+    @Argument(help: "Its URL: dav://[user@]host[:port]/path, davs://…, s3://bucket/prefix, sftp://user@host/path, smb://user@host/share/path, dropbox:///path, onedrive:///path, ftp://…, ftps://…, http(s)://…, favart://host, file:///path.")
     var url: String
 
     @Option(name: .customLong("option"), help: ArgumentHelp("A provider option, KEY=VALUE (repeatable).", valueName: "key=value"))

@@ -1,16 +1,18 @@
 import Foundation
+
 /// Every provider's test server, in the order the suites run them. Add a provider here once
 /// and both the provider conformance suite and the end-to-end mount suite run against it.
-/// `FAVFS_CONFORMANCE_ONLY=smb,sftp` keeps only the servers of those names (to chase one
-/// server's failure without starting every other).
+///
+/// `FAVFS_CONFORMANCE_ONLY=onedrive,dropbox` keeps only the servers of those names, so the
+/// parameterised suites can be run for one provider while it is being written.
 public enum ConformanceServers {
     public static let all: [any ConformanceServer] = {
-        let only = ProcessInfo.processInfo.environment["FAVFS_CONFORMANCE_ONLY"]
-            .map { Set($0.split(separator: ",").map(String.init)) }
-        return every.filter { only?.contains($0.name) ?? true }
+        guard let only = ProcessInfo.processInfo.environment["FAVFS_CONFORMANCE_ONLY"], !only.isEmpty else { return every }
+        let names = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        return every.filter { names.contains($0.name) }
     }()
 
-    private static let every: [any ConformanceServer] = [
+    static let every: [any ConformanceServer] = [
         LocalConformanceServer.shared,
         ApacheConformanceServer.webdav,
         NginxDAVConformanceServer.shared,
@@ -19,6 +21,7 @@ public enum ConformanceServers {
         SFTPConformanceServer.shared,
         SambaConformanceServer.shared,
         DropboxConformanceServer.shared,
+        OneDriveConformanceServer.shared,
         FTPConformanceServer.shared,
         FTPConformanceServer.ftps,
         VsftpdConformanceServer.shared,
