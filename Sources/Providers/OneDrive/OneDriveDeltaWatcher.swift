@@ -13,6 +13,7 @@ final class OneDriveDeltaWatcher: @unchecked Sendable {
     private let lock = NSLock()
     // Guarded by `lock`.
     private var task: Task<Void, Never>?
+    private var live = true
     private var link: String?
     private var rounds = 0
     private let log = Logger(label: "favfs.onedrive.delta")
@@ -53,7 +54,7 @@ final class OneDriveDeltaWatcher: @unchecked Sendable {
                                               metadata: ["remote": "\(provider.remoteDescription)", "failures": "\(failures)", "error": "\(error)"])
                         }
                     }
-                    self?.lock.withLock { self?.rounds += 1 }
+                    self?.lock.withLock { self?.rounds += 1; self?.live = failures == 0 }
                     // A failure is tried again after one interval, then two, four... up to twelve.
                     let pause = interval * Double(min(12, 1 << min(max(0, failures - 1), 4)))
                     try? await Task.sleep(nanoseconds: UInt64(pause * 1_000_000_000))
@@ -68,6 +69,26 @@ final class OneDriveDeltaWatcher: @unchecked Sendable {
             task = nil
         }
     }
+
+    /// Cancels the rounds and waits for the one running to end, 5 s at most (a `delta` call in
+    /// flight is cancelled with it).
+    func stopAndWait() async {
+        let running = lock.withLock { () -> Task<Void, Never>? in
+            defer { task = nil }
+            task?.cancel()
+            return task
+        }
+        guard let running else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await running.value }
+            group.addTask { try? await Task.sleep(nanoseconds: 5_000_000_000) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// False while `delta` keeps failing (the poller then lists watched folders every round).
+    var isLive: Bool { lock.withLock { live } }
 
     deinit { task?.cancel() }
 }

@@ -14,6 +14,10 @@ extension OneDriveProvider: FolderWatchingProvider {
         watcher.start(self, onChange: onChange)
     }
 
+    public func stopWatching() async { await watcher.stopAndWait() }
+
+    public var isWatchingLive: Bool { watcher.isLive }
+
     /// Every folder this mount knows is reported, so the list of watched ones is not needed.
     public func watch(only folders: Set<ItemIdentifier>) {}
     public func watch(_ folder: ItemIdentifier) {}
