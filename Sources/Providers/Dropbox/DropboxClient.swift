@@ -38,7 +38,7 @@ final class DropboxClient: Sendable {
     let transport: CurlTransport
     let endpoints: DropboxEndpoints
     let errors: DropboxErrors
-    let tokens: DropboxTokens
+    let tokens: OAuthAccessTokens
     /// The most time spent waiting for `Retry-After` in one call: no more than the transport's
     /// own patience with a stalled transfer, so a throttled call fails as a stalled one would.
     let retryBudget: Double
@@ -51,7 +51,8 @@ final class DropboxClient: Sendable {
         self.endpoints = endpoints
         self.errors = errors
         self.retryBudget = retryBudget
-        tokens = DropboxTokens(transport: transport, url: endpoints.token, clientID: clientID, refreshToken: refreshToken, errors: errors)
+        tokens = OAuthAccessTokens(transport: transport, url: endpoints.token, clientID: clientID, refreshToken: refreshToken,
+                                   requestName: "POST /oauth2/token", errors: errors)
     }
 
     /// The JSON text of an argument. For the `Dropbox-API-Arg` header every character outside

@@ -8,7 +8,7 @@ import Foundation
 /// A route error is a 409 whose `error` is a union (`{".tag": "path", "path": {".tag":
 /// "not_found"}}`); its chain of tags says what happened. 400 is a request Dropbox could not
 /// take (text), 401 an authentication problem, 429 and 503 "later" (`DropboxClient.send`).
-struct DropboxErrors: Sendable {
+struct DropboxErrors: OAuthTokenErrors {
     let remote: String
     /// The command that signs in again (`favfs remote add NAME dropbox:///… --force`).
     var signInCommand = "favfs remote add NAME dropbox:///PATH --option client_id=KEY --force"

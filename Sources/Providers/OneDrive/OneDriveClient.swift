@@ -9,6 +9,9 @@ public struct OneDriveEndpoints: Sendable, Equatable {
     /// The OAuth 2 token endpoint: `https://login.microsoftonline.com/common/oauth2/v2.0/token`.
     public var token: String
 
+    /// What a token is asked for: files, and a refresh token to go on with.
+    static let scope = "offline_access Files.ReadWrite"
+
     /// Microsoft itself.
     public static let microsoft = OneDriveEndpoints(graph: "https://graph.microsoft.com/v1.0",
                                                     token: "https://login.microsoftonline.com/common/oauth2/v2.0/token")
@@ -33,7 +36,7 @@ final class OneDriveClient: Sendable {
     let transport: CurlTransport
     let endpoints: OneDriveEndpoints
     let errors: OneDriveErrors
-    let tokens: OneDriveTokens
+    let tokens: OAuthAccessTokens
     /// The most time spent waiting for `Retry-After` in one call: no more than the transport's
     /// own patience with a stalled transfer, so a throttled call fails as a stalled one would.
     let retryBudget: Double
@@ -46,7 +49,9 @@ final class OneDriveClient: Sendable {
         self.endpoints = endpoints
         self.errors = errors
         self.retryBudget = retryBudget
-        tokens = OneDriveTokens(transport: transport, url: endpoints.token, clientID: clientID, refreshToken: refreshToken, errors: errors)
+        tokens = OAuthAccessTokens(transport: transport, url: endpoints.token, clientID: clientID, refreshToken: refreshToken,
+                                   extraFields: [URLQueryItem(name: "scope", value: OneDriveEndpoints.scope)],
+                                   requestName: "POST /oauth2/v2.0/token", errors: errors)
     }
 
     /// The JSON text of a request body.

@@ -5,7 +5,7 @@ import Foundation
 /// Graph answers and transport failures → `ProviderError`, naming the remote, the path, the
 /// request and Graph's reason: the error resource `{"error": {"code": "itemNotFound",
 /// "message": "..."}}`, whose `code` (and the `innerError` chain's) says what happened.
-struct OneDriveErrors: Sendable {
+struct OneDriveErrors: OAuthTokenErrors {
     let remote: String
 
     /// The error codes of a body, outermost first (`["invalidRequest", "nameAlreadyExists"]`).
