@@ -22,81 +22,48 @@ public final class OneDriveServer: @unchecked Sendable {
         public init() {}
     }
 
+    private let fixture: PythonFixture
     /// The served folder (the drive's root).
-    public let root: URL
-    public let port: Int
+    public var root: URL { fixture.root }
+    public var port: Int { fixture.port }
     public let settings: Settings
     /// The refresh token the fixture accepts, and the client id it expects.
     public let refreshToken = "fixture-refresh-token-\(UUID().uuidString.prefix(8))"
     public let clientID = "00000000-fixture-client-id"
-    private let lock = NSLock()
-    private var process: BackgroundProcess?
-
-    public static let script: String = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/onedrive_graph_server.py").path
-
-    public static let python: String? = TestPython.path
 
     /// A server for a new temp folder; `start()` runs it.
     public init(settings: Settings = Settings()) throws {
         self.settings = settings
-        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-onedrive-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        port = try FreePort.next()
+        fixture = try PythonFixture(name: "the OneDrive fixture", script: "onedrive_graph_server.py", folder: "onedrive")
     }
 
     /// A started server, or a skip when there is no python3 — a failure under `CI=true`.
     public static func started(_ settings: Settings = Settings(), file: StaticString = #filePath, line: UInt = #line) throws -> OneDriveServer {
-        guard python != nil else {
-            if TestEnvironment.isCI {
-                XCTFail("\(TestPython.description) and CI=true", file: file, line: line)
-                throw ShellError("python3 missing under CI")
-            }
-            throw XCTSkip(TestPython.description)
-        }
+        try PythonFixture.requirePython(file: file, line: line)
         let server = try OneDriveServer(settings: settings)
         try server.start()
         return server
     }
 
     /// `http://127.0.0.1:PORT`: the `endpoint` option.
-    public var endpoint: String { "http://127.0.0.1:\(port)" }
+    public var endpoint: String { fixture.endpoint }
 
     /// Starts the server (idempotent) and waits until it accepts connections.
     public func start() throws {
-        lock.lock(); defer { lock.unlock() }
-        if let process, process.isRunning { return }
-        guard let python = Self.python else { throw ShellError(TestPython.description) }
-        let logFile = root.deletingLastPathComponent().appendingPathComponent(root.lastPathComponent + ".log")
-        var args = ["-u", Self.script, root.path, "--port", String(port), "--refresh-token", refreshToken, "--client-id", clientID,
+        var args = ["--refresh-token", refreshToken, "--client-id", clientID,
                     "--token-lifetime", String(settings.tokenLifetime), "--throttle", String(settings.throttle),
                     "--retry-after", String(settings.retryAfter), "--page-size", String(settings.pageSize)]
         if let stated = settings.statedLifetime { args += ["--stated-lifetime", String(stated)] }
-        let p = try BackgroundProcess(python, args, logFile: logFile)
-        let deadline = Date().addingTimeInterval(20)
-        while !PortProbe.accepts(port) {
-            guard p.isRunning else { throw ShellError("the OneDrive fixture exited: \(p.log())") }
-            guard Date() < deadline else { p.stop(); throw ShellError("the OneDrive fixture did not listen on \(port): \(p.log())") }
-            usleep(50_000)
-        }
-        process = p
+        try fixture.start(arguments: args)
     }
 
-    public func stop() {
-        lock.lock(); defer { lock.unlock() }
-        process?.stop()
-        process = nil
-    }
+    public func stop() { fixture.stop() }
 
     /// Stops the server and deletes the folder.
-    public func remove() {
-        stop()
-        try? FileManager.default.removeItem(at: root)
-    }
+    public func remove() { fixture.remove() }
 
     /// The server's log: one line per request (`"PUT /upload/… HTTP/1.1" 202 -`).
-    public func log() -> String { lock.withLock { process?.log() } ?? "" }
+    public func log() -> String { fixture.log() }
 
     /// The next `count` Graph requests are answered 429 with `Retry-After: retryAfter`.
     public func throttle(_ count: Int, retryAfter: Int) throws { try control("throttle?count=\(count)&retry_after=\(retryAfter)") }
@@ -107,10 +74,5 @@ public final class OneDriveServer: @unchecked Sendable {
     /// Every delta token given so far answers 410 resyncRequired from now on.
     public func requireResync() throws { try control("resync") }
 
-    private func control(_ what: String) throws {
-        let r = try Shell.run("/usr/bin/curl", ["-sf", "-X", "POST", "\(endpoint)/_control/\(what)"])
-        guard r.status == 0 else { throw ShellError("the OneDrive fixture's /_control/\(what) failed: \(r.error)") }
-    }
-
-    deinit { process?.stop(grace: 1) }
+    private func control(_ what: String) throws { try fixture.control("/_control/" + what) }
 }
