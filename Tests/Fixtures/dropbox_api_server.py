@@ -32,6 +32,9 @@ One port on 127.0.0.1 serves what Dropbox splits over three hosts:
                                          code and state, or a page showing the code in <code id="code">)
   test controls (not Dropbox's):
     POST /fixture/reset-cursors          every change cursor given so far is `reset` from now on
+    POST /fixture/corrupt?uploads=N&downloads=M   one byte of each of the next N uploaded bodies
+                                         (before the content_hash check) and M download bodies
+                                         is flipped, as a faulty network path would
 
 Changes: a change cursor holds a snapshot of the tree under its path (path, type, size, mtime);
 a long poll compares the tree with it every 0.2 s, so changes a test makes on disk are seen.
@@ -183,6 +186,17 @@ class Store:
 
     def rev(self, st):
         return hashlib.sha256(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}".encode()).hexdigest()[:16]
+
+    @staticmethod
+    def content_hash_of(disk):
+        digest = hashlib.sha256()
+        with open(disk, "rb") as f:
+            while True:
+                block = f.read(BLOCK)
+                if not block:
+                    break
+                digest.update(hashlib.sha256(block).digest())
+        return digest.hexdigest()
 
     def content_hash(self, disk, st):
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
@@ -382,6 +396,13 @@ class Handler(BaseHTTPRequestHandler):
                 return self.token()
             if route == "/2/files/list_folder/longpoll":
                 return self.longpoll()
+            if route == "/fixture/corrupt":
+                self.body()
+                q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+                with self.server.counter_lock:
+                    self.server.corrupt_uploads = int(q.get("uploads", ["0"])[0])
+                    self.server.corrupt_downloads = int(q.get("downloads", ["0"])[0])
+                return self.send_json(200, {})
             if route == "/fixture/reset-cursors":
                 self.body()
                 with self.server.counter_lock:
@@ -759,10 +780,14 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             f.seek(start)
             remaining = end - start
+            corrupt = remaining > 0 and self.take_corruption("corrupt_downloads")
             while remaining:
                 chunk = f.read(min(remaining, 1 << 20))
                 if not chunk:
                     break
+                if corrupt:
+                    chunk = bytes([chunk[0] ^ 0xFF]) + chunk[1:]
+                    corrupt = False
                 self.wfile.write(chunk)
                 remaining -= len(chunk)
 
@@ -775,10 +800,26 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError({".tag": "payload_too_large"})
         return staged, n
 
+    def take_corruption(self, kind):
+        with self.server.counter_lock:
+            left = getattr(self.server, kind)
+            if left > 0:
+                setattr(self.server, kind, left - 1)
+            return left > 0
+
     def upload(self):
         arg = self.api_arg()
         staged, _ = self.staged_body()
         try:
+            if self.take_corruption("corrupt_uploads") and os.path.getsize(staged) > 0:
+                with open(staged, "r+b") as f:
+                    first = f.read(1)
+                    f.seek(0)
+                    f.write(bytes([first[0] ^ 0xFF]))
+            # UploadArg.content_hash: the bytes of this call must hash to it, else nothing is written.
+            expected = arg.get("content_hash")
+            if expected is not None and self.server.store.content_hash_of(staged) != expected:
+                raise ApiError({".tag": "content_hash_mismatch"})
             meta = self.server.store.commit(staged, arg)
         finally:
             if os.path.exists(staged):
@@ -888,6 +929,8 @@ def main():
     server.snapshots = {}  # change cursor's snapshot id -> snapshot
     server.next_snapshot = 0
     server.generation = 0  # bumped by /fixture/reset-cursors
+    server.corrupt_uploads = 0  # set by /fixture/corrupt
+    server.corrupt_downloads = 0
     server.client_id = a.client_id
     server.lifetime = a.token_lifetime
     server.stated_lifetime = a.stated_lifetime

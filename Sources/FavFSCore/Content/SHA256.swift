@@ -1,8 +1,8 @@
-/// SHA-256 (FIPS 180-4), for naming cache files by content keys and for SSH host key
-/// fingerprints. Small inputs only (keys, not content): Foundation on Linux has no digest and
-/// the package takes no crypto dependency.
+/// SHA-256 (FIPS 180-4), for naming cache files by content keys, SSH host key fingerprints,
+/// PKCE and Dropbox's `content_hash` of file content (`Hasher`, block by block): Foundation on
+/// Linux has no digest and the package takes no crypto dependency.
 public enum SHA256 {
-    private static let k: [UInt32] = [
+    fileprivate static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
         0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -22,37 +22,86 @@ public enum SHA256 {
     }
 
     public static func digest(_ input: [UInt8]) -> [UInt8] {
-        var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
-        var message = input
-        let bitLength = UInt64(input.count) * 8
-        message.append(0x80)
-        while message.count % 64 != 56 { message.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        var hasher = Hasher()
+        input.withUnsafeBytes { hasher.update($0) }
+        return hasher.finalize()
+    }
 
-        func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
-        var w = [UInt32](repeating: 0, count: 64)
-        for chunk in stride(from: 0, to: message.count, by: 64) {
-            for i in 0..<16 {
-                let j = chunk + i * 4
-                w[i] = UInt32(message[j]) << 24 | UInt32(message[j + 1]) << 16 | UInt32(message[j + 2]) << 8 | UInt32(message[j + 3])
+    /// A digest computed piece by piece (file content read in blocks: Dropbox's
+    /// `content_hash`), without holding the whole input.
+    public struct Hasher: Sendable {
+        private var h: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
+            (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+        /// A started 64-byte block (fewer than 64 bytes).
+        private var pending: [UInt8] = []
+        private var length: UInt64 = 0
+
+        public init() {}
+
+        public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+            guard bytes.count > 0 else { return }
+            length &+= UInt64(bytes.count)
+            var rest = bytes[...]
+            if !pending.isEmpty {
+                let take = min(64 - pending.count, rest.count)
+                pending.append(contentsOf: rest.prefix(take))
+                rest = rest.dropFirst(take)
+                guard pending.count == 64 else { return }
+                pending.withUnsafeBytes { block($0) }
+                pending.removeAll(keepingCapacity: true)
             }
-            for i in 16..<64 {
-                let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
-                let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
-                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+            let whole = rest.count / 64 * 64
+            if whole > 0 {
+                let base = UnsafeRawBufferPointer(rebasing: rest.prefix(whole))
+                for offset in stride(from: 0, to: whole, by: 64) {
+                    block(UnsafeRawBufferPointer(rebasing: base[offset..<(offset + 64)]))
+                }
             }
-            var (a, b, c, d, e, f, g, hh) = (h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7])
-            for i in 0..<64 {
-                let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-                let ch = (e & f) ^ (~e & g)
-                let t1 = hh &+ s1 &+ ch &+ k[i] &+ w[i]
-                let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-                let maj = (a & b) ^ (a & c) ^ (b & c)
-                let t2 = s0 &+ maj
-                (hh, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-            }
-            h[0] &+= a; h[1] &+= b; h[2] &+= c; h[3] &+= d; h[4] &+= e; h[5] &+= f; h[6] &+= g; h[7] &+= hh
+            pending.append(contentsOf: rest.dropFirst(whole))
         }
-        return h.flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * UInt32($0))) } }
+
+        public mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
+
+        /// The digest of everything given (the hasher is spent).
+        public mutating func finalize() -> [UInt8] {
+            let bits = length &* 8
+            var tail: [UInt8] = [0x80]
+            while (pending.count + tail.count) % 64 != 56 { tail.append(0) }
+            for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+            let saved = length
+            tail.withUnsafeBytes { update($0) }
+            length = saved
+            let words = [h.0, h.1, h.2, h.3, h.4, h.5, h.6, h.7]
+            return words.flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * UInt32($0))) } }
+        }
+
+        private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
+
+        /// One 64-byte block into the state.
+        private mutating func block(_ p: UnsafeRawBufferPointer) {
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+                for i in 0..<16 {
+                    w[i] = UInt32(p[i * 4]) << 24 | UInt32(p[i * 4 + 1]) << 16 | UInt32(p[i * 4 + 2]) << 8 | UInt32(p[i * 4 + 3])
+                }
+                for i in 16..<64 {
+                    let s0 = Self.rotr(w[i - 15], 7) ^ Self.rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+                    let s1 = Self.rotr(w[i - 2], 17) ^ Self.rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+                    w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+                }
+                var (a, b, c, d, e, f, g, hh) = h
+                SHA256.k.withUnsafeBufferPointer { k in
+                    for i in 0..<64 {
+                        let s1 = Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)
+                        let ch = (e & f) ^ (~e & g)
+                        let t1 = hh &+ s1 &+ ch &+ k[i] &+ w[i]
+                        let s0 = Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)
+                        let maj = (a & b) ^ (a & c) ^ (b & c)
+                        let t2 = s0 &+ maj
+                        (hh, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                    }
+                }
+                h = (h.0 &+ a, h.1 &+ b, h.2 &+ c, h.3 &+ d, h.4 &+ e, h.5 &+ f, h.6 &+ g, h.7 &+ hh)
+            }
+        }
     }
 }

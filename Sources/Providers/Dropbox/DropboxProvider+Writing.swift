@@ -35,12 +35,19 @@ extension DropboxProvider: WritableProvider {
         case .none:
             commit["mode"] = "overwrite"
         }
+        // The cached file's content_hash: sent with a one-call upload (Dropbox then writes
+        // nothing whose bytes differ) and compared with what Dropbox says it stored.
+        let fd = source.fd, length = source.length
+        guard let sent = try await BlockingWork.run({ DropboxContentHash.of(fd: fd, length: length) }) else {
+            throw ProviderError(.localIO, remote: remoteDescription, path: path, detail: "upload: cannot read the cached file: \(String(cString: strerror(errno)))")
+        }
         let response: CurlResponse
         let route: String
         if source.length > configuration.sessionThreshold {
             (route, response) = try await uploadInSession(id, source: source, commit: commit)
         } else {
             route = "files/upload"
+            commit["content_hash"] = sent
             response = try await client.send(route, path: path) { token in
                 let request = self.client.contentRequest(route, commit, token: token,
                                                          headers: [CurlHeader("Content-Type", "application/octet-stream")])
@@ -52,7 +59,15 @@ extension DropboxProvider: WritableProvider {
             if error.kind == .versionChanged {
                 error.detail += " — the file is no longer at the revision this upload replaces; it changed on Dropbox"
             }
+            if DropboxErrors.tags(response.body).contains("content_hash_mismatch") {
+                error.detail += " — the bytes Dropbox received differ from the cached file (damaged on the way); nothing was written, and the upload is tried again"
+            }
             throw error
+        }
+        let stored = (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["content_hash"] as? String
+        if let stored, stored != sent {
+            throw ProviderError(.serverError, remote: remoteDescription, path: path, status: 200,
+                                detail: "\(route): Dropbox stored content whose content_hash (\(stored)) is not the cached file's (\(sent)); the cached file stays and is uploaded again")
         }
         return try item(from: response.body, id: id, request: route)
     }

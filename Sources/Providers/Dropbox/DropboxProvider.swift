@@ -171,8 +171,11 @@ public final class DropboxProvider: Provider {
                 throw errors.invalid("asked for bytes from \(range.lowerBound), got Content-Range \(response.headers["content-range"] ?? "none")",
                                      request: "files/download", path: path, status: 206)
             }
-            return writtenAt..<(writtenAt + response.bytesWritten)
+            let got = writtenAt..<(writtenAt + response.bytesWritten)
+            try await checkWholeFile(got, response, fd: sink.fd, path: path)
+            return got
         case 200:
+            try await checkWholeFile(0..<response.bytesWritten, response, fd: sink.fd, path: path)
             return 0..<response.bytesWritten
         case 416:
             return range.lowerBound..<range.lowerBound
@@ -182,6 +185,21 @@ public final class DropboxProvider: Provider {
         default:
             throw errors.status(response, route: "files/download", path: path)
         }
+    }
+
+    /// A download that brought the whole file is checked against the `content_hash` in its
+    /// `Dropbox-API-Result`: damaged bytes are refused (`.serverError`, read again), never
+    /// kept in the cache. A part of a file cannot be checked (the hash covers 4 MiB blocks of
+    /// the whole).
+    private func checkWholeFile(_ got: Range<Int64>, _ response: CurlResponse, fd: Int32, path: String) async throws {
+        guard got.lowerBound == 0, let header = response.headers["dropbox-api-result"],
+              let meta = try? JSONSerialization.jsonObject(with: Data(header.utf8)) as? [String: Any],
+              let size = (meta["size"] as? NSNumber)?.int64Value, size == got.upperBound,
+              let expected = meta["content_hash"] as? String else { return }
+        let found = try await BlockingWork.run { DropboxContentHash.of(fd: fd, length: size) }
+        guard let found, found != expected else { return }
+        throw ProviderError(.serverError, remote: remoteDescription, path: path, status: response.status,
+                            detail: "files/download: the bytes received do not match the file's content_hash (\(found), Dropbox says \(expected)): damaged on the way; read again")
     }
 
     // MARK: quota

@@ -239,6 +239,54 @@ final class DropboxProviderTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: s.root.appendingPathComponent("big.bin")), Data("theirs".utf8))
     }
 
+    /// Every upload carries the cached file's content_hash: bytes damaged on the way are
+    /// refused by Dropbox (nothing written, a transient error the core retries), and the next
+    /// upload lands whole. A session upload is checked against the hash Dropbox returns.
+    func testAnUploadDamagedOnTheWayIsRefusedAndNothingIsWritten() async throws {
+        let s = try server()
+        try seed(s, ["doc.txt": Data("base".utf8)])
+        let p = try provider(s)
+        let base = try await p.item(for: ItemIdentifier("/doc.txt"))
+        let mine = Data((0..<(5 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 13) })  // two 4 MiB blocks
+        let (src, done) = try source(mine)
+        defer { done() }
+        try s.corrupt(uploads: 1)
+        let e = await expect(.serverError, "an upload damaged on the way") {
+            _ = try await p.upload(base.identifier, from: src, precondition: .mustMatch(try XCTUnwrap(base.version)))
+        }
+        XCTAssertTrue(e?.isTransient ?? false)
+        XCTAssertTrue(e?.detail.contains("content_hash_mismatch") ?? false, "\(String(describing: e))")
+        XCTAssertEqual(try Data(contentsOf: s.root.appendingPathComponent("doc.txt")), Data("base".utf8), "damaged bytes were written")
+        let made = try await p.upload(base.identifier, from: src, precondition: .mustMatch(try XCTUnwrap(base.version)))
+        XCTAssertEqual(made.size, Int64(mine.count))
+        XCTAssertEqual(try Data(contentsOf: s.root.appendingPathComponent("doc.txt")), mine)
+    }
+
+    /// A download of a whole file is checked against its content_hash: damaged bytes are an
+    /// error (read again), never content; a read of part of a file cannot be checked.
+    func testADownloadDamagedOnTheWayIsRefused() async throws {
+        let s = try server()
+        let data = Data((0..<(4 << 20) + 1000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) })
+        try seed(s, ["f.bin": data])
+        let p = try provider(s)
+        let item = try await p.item(for: ItemIdentifier("/f.bin"))
+        try s.corrupt(downloads: 1)
+        let e = await expect(.serverError, "a download damaged on the way") { _ = try await Conformance.read(p, item, 0..<item.size) }
+        XCTAssertTrue(e?.detail.contains("content_hash") ?? false, "\(String(describing: e))")
+        let again = try await Conformance.read(p, item, 0..<item.size)
+        XCTAssertEqual(again, data)
+        // The hash itself, against Python's hashlib doing what Dropbox's reference says
+        // (SHA-256 over the 4 MiB blocks' SHA-256s).
+        let (src, done) = try source(data)
+        defer { done() }
+        let path = NSTemporaryDirectory() + "favfs-dropbox-hash-\(UUID().uuidString)"
+        try data.write(to: URL(fileURLWithPath: path))
+        defer { unlink(path) }
+        let script = "import hashlib,sys; d=open(sys.argv[1],'rb').read(); print(hashlib.sha256(b''.join(hashlib.sha256(d[i:i+4194304]).digest() for i in range(0,len(d),4194304))).hexdigest())"
+        let expected = try Shell.run("/usr/bin/python3", ["-c", script, path])
+        XCTAssertEqual(DropboxContentHash.of(fd: src.fd, length: src.length), expected.output.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     /// Names are compared without case: a new `A.TXT` beside `a.txt` replaces nothing.
     func testANameThatDiffersOnlyInCaseIsTheSameFile() async throws {
         let s = try server()

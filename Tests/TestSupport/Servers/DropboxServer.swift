@@ -76,6 +76,12 @@ public final class DropboxServer: @unchecked Sendable {
     /// Makes every change cursor given so far invalid: long polls and `continue` on them answer `reset`.
     public func resetCursors() throws { try fixture.control("/fixture/reset-cursors") }
 
+    /// One byte of each of the next `uploads` uploaded bodies and `downloads` download bodies
+    /// is flipped, as a faulty network path would.
+    public func corrupt(uploads: Int = 0, downloads: Int = 0) throws {
+        try fixture.control("/fixture/corrupt?uploads=\(uploads)&downloads=\(downloads)")
+    }
+
     /// How many requests of the log contain `fragment` (`"list_folder/longpoll"`).
     public func requests(_ fragment: String) -> Int {
         log().components(separatedBy: "\n").filter { $0.contains(fragment) }.count
