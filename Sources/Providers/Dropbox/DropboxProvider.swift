@@ -158,10 +158,14 @@ public final class DropboxProvider: Provider {
         let argument = ["path": item.version.map { "rev:" + $0 } ?? paths.path(item.identifier)]
         let rangeHeader = CurlHeader("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")
         var writtenAt = range.lowerBound
+        // A whole file is checked against its content_hash once it is in: its bytes are not
+        // shown to readers before that (`checkWholeFile`).
+        let wholeFile = range.lowerBound == 0 && range.upperBound >= item.size
+        let progress = item.version == nil || wholeFile ? nil : sink.progress
         let response = try await client.send("files/download", path: path) { token in
             let request = self.client.contentRequest("files/download", argument, token: token, headers: [rangeHeader])
             let result = try await self.client.transport.downloadRange(request, into: sink.fd, requestedStart: range.lowerBound,
-                                                                     progress: item.version == nil ? nil : sink.progress)
+                                                                     progress: progress)
             writtenAt = result.writtenAt
             return result.response
         }
