@@ -16,6 +16,8 @@ One port on 127.0.0.1 serves what Dropbox splits over three hosts:
     POST /2/users/get_space_usage        null
   content (argument in the Dropbox-API-Arg header, JSON with non-ASCII escaped):
     POST /2/files/download               {"path": "/a" | "rev:..."}, Range honoured (206)
+    POST /2/files/get_thumbnail_v2       {"resource": {".tag": "path", "path"}, "format", "size": "w128h128", "mode"}
+                                         -> the image scaled into the box (Pillow), metadata in Dropbox-API-Result
     POST /2/files/upload                 {"path", "mode": add|overwrite|{update: rev}, "autorename", "strict_conflict"}
     POST /2/files/upload_session/start, append_v2, finish   (offsets checked)
   changes:
@@ -56,6 +58,7 @@ Environment: DROPBOX_FIXTURE_TOKEN_LIFETIME, DROPBOX_FIXTURE_THROTTLE (defaults 
 Every request is logged to stderr, one line each.
 """
 import argparse
+import io
 import base64
 import hashlib
 import json
@@ -69,6 +72,11 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+try:
+    from PIL import Image  # python3-pil: thumbnails answer unsupported_image without it
+except ImportError:
+    Image = None
 
 BLOCK = 4 * 1024 * 1024
 MAX_UPLOAD = 150 * 1024 * 1024
@@ -791,6 +799,41 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(chunk)
                 remaining -= len(chunk)
 
+    THUMBNAIL_EXTENSIONS = {".jpg", ".jpeg", ".png", ".tiff", ".tif", ".gif", ".webp", ".ppm", ".bmp"}
+
+    def thumbnail(self):
+        arg = self.api_arg()
+        self.body()
+        resource = arg.get("resource", {})
+        if resource.get(".tag") != "path":
+            raise BadRequest("resource must be a path")
+        store = self.server.store
+        with store.lock:
+            disk, display = store.existing(resource["path"])
+            if os.path.isdir(disk):
+                raise ApiError({".tag": "path", "path": {".tag": "not_file"}})
+            meta = store.metadata(disk, display)
+        if os.path.splitext(disk)[1].lower() not in self.THUMBNAIL_EXTENSIONS:
+            raise ApiError({".tag": "unsupported_extension"})
+        size = arg.get("size", "w64h64")
+        if isinstance(size, dict):
+            size = size.get(".tag", "w64h64")
+        w, _, h = size[1:].partition("h")
+        fmt = arg.get("format", "jpeg")
+        if isinstance(fmt, dict):
+            fmt = fmt.get(".tag", "jpeg")
+        if Image is None:
+            raise ApiError({".tag": "unsupported_image"})
+        try:
+            with Image.open(disk) as image:
+                image.thumbnail((int(w), int(h)))
+                out = io.BytesIO()
+                image.convert("RGB").save(out, "PNG" if fmt == "png" else "JPEG")
+        except Exception:
+            raise ApiError({".tag": "unsupported_image"})
+        self.send(200, out.getvalue(), {"Dropbox-API-Result": self.header_json(meta)},
+                  content_type="image/png" if fmt == "png" else "image/jpeg")
+
     def staged_body(self, limit=MAX_UPLOAD):
         fd, staged = tempfile.mkstemp(dir=self.server.store.staging)
         with os.fdopen(fd, "wb") as out:
@@ -888,6 +931,7 @@ ROUTES = {
     "/2/files/copy_v2": Handler.copy,
     "/2/users/get_space_usage": Handler.space_usage,
     "/2/files/download": Handler.download,
+    "/2/files/get_thumbnail_v2": Handler.thumbnail,
     "/2/files/upload": Handler.upload,
     "/2/files/upload_session/start": Handler.session_start,
     "/2/files/upload_session/append_v2": Handler.session_append,

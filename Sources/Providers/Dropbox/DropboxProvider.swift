@@ -46,7 +46,7 @@ public final class DropboxProvider: Provider {
 
     public let remoteDescription: String
     public var capabilities: ProviderCapabilities {
-        [.write, .rename, .delete, .createFolder, .quota, .rangedReads, .versions, .serverSideCopy]
+        [.write, .rename, .delete, .createFolder, .quota, .rangedReads, .versions, .serverSideCopy, .thumbnails]
     }
 
     let configuration: Configuration
