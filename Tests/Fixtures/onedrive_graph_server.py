@@ -20,6 +20,8 @@ Graph (bearer token required; items addressed by path, the drive's root is `root
                                                            "fileSystemInfo": {"lastModifiedDateTime"}}, If-Match
   DELETE /v1.0/me/drive/root:/a:                          204 (a folder goes with everything in it, as at Graph)
   POST   /v1.0/me/drive/root:/a:/copy                     {"parentReference": {"id"}, "name"} -> 202, Location: /monitor/<id>
+  GET    /v1.0/me/drive/root:/a:/thumbnails/0/SIZE/content   302 to /thumbnail/<token>; SIZE small|medium|large or
+                                                          cWxH (a box): the image scaled into it as JPEG (Pillow)
   GET    /v1.0/me/drive/root/delta                        ?token=latest | ?token=T -> value, @odata.nextLink | @odata.deltaLink
 Pre-authenticated (no Authorization header; one that carries it is refused with 400):
   GET    /download/<token>                                Range honoured (206); 410 once the file's content changed
@@ -27,6 +29,7 @@ Pre-authenticated (no Authorization header; one that carries it is refused with 
                                                           320 KiB but the last, at most 60 MiB; 202 nextExpectedRanges
   GET    /upload/<session>                                the session's nextExpectedRanges (to resume)
   DELETE /upload/<session>                                cancels the session
+  GET    /thumbnail/<token>                               a thumbnail's JPEG
   GET    /monitor/<id>                                    {"status": "inProgress"} once, then "completed" with resourceId
 OAuth:
   POST   /common/oauth2/v2.0/token                        grant_type=refresh_token&refresh_token&client_id&scope
@@ -52,6 +55,7 @@ Usage: onedrive_graph_server.py ROOT --port PORT [--refresh-token T] [--client-i
 Every request is logged to stderr, one line each, after the time (1764213000.123 "PUT /upload/… HTTP/1.1" 202 -).
 """
 import argparse
+import io
 import json
 import os
 import secrets
@@ -64,6 +68,11 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from onedrive_graph_drive import Drive, GraphError, iso
+
+try:
+    from PIL import Image  # python3-pil: without it a thumbnail is 404 itemNotFound (none made)
+except ImportError:
+    Image = None
 from onedrive_graph_writing import WritingRoutes
 
 
@@ -176,6 +185,8 @@ class Handler(WritingRoutes, BaseHTTPRequestHandler):
                 return self.fragment(method, raw[len("/upload/"):])
             if raw.startswith("/monitor/") and method == "GET":
                 return self.monitor(raw[len("/monitor/"):])
+            if raw.startswith("/thumbnail/") and method == "GET":
+                return self.thumbnail_bytes(raw[len("/thumbnail/"):])
             if not raw.startswith("/v1.0/"):
                 raise GraphError(404, "invalidRequest", f"No route {raw}")
             if self.throttled():
@@ -223,6 +234,8 @@ class Handler(WritingRoutes, BaseHTTPRequestHandler):
             return self.delta(query)
         if method == "GET" and action == "content":
             return self.content(path)
+        if method == "GET" and action.startswith("thumbnails/0/") and action.endswith("/content"):
+            return self.thumbnail(path, action[len("thumbnails/0/"):-len("/content")])
         if method == "PUT" and action == "content":
             return self.put_content(path, behaviour)
         if method == "POST" and action == "createUploadSession":
@@ -324,6 +337,36 @@ class Handler(WritingRoutes, BaseHTTPRequestHandler):
         self.drive.downloads[token] = (disk, st.st_ino, self.drive.ctag(st))
         self.send(302, b"", {"Location": f"{self.base}/download/{token}"})
 
+    BOXES = {"small": (96, 96), "medium": (176, 176), "large": (800, 800)}
+
+    def thumbnail(self, path, size):
+        disk = self.drive.existing(path)
+        if os.path.isdir(disk) or Image is None:
+            raise GraphError(404, "itemNotFound", "The item has no thumbnail.")
+        box = self.BOXES.get(size)
+        if box is None and size.startswith("c") and "x" in size:
+            w, _, h = size[1:].partition("x")
+            box = (int(w), int(h))
+        if box is None:
+            raise GraphError(400, "invalidRequest", f"Unknown thumbnail size {size}")
+        try:
+            with Image.open(disk) as image:
+                image.thumbnail(box)
+                out = io.BytesIO()
+                image.convert("RGB").save(out, "JPEG")
+        except Exception:
+            raise GraphError(404, "itemNotFound", "The item has no thumbnail.")
+        token = secrets.token_urlsafe(16)
+        self.server.thumbnails[token] = out.getvalue()
+        self.send(302, b"", {"Location": f"{self.base}/thumbnail/{token}"})
+
+    def thumbnail_bytes(self, token):
+        self.pre_authenticated()
+        data = self.server.thumbnails.pop(token, None)
+        if data is None:
+            raise GraphError(404, "itemNotFound", "No such thumbnail URL.")
+        self.send(200, data, {}, "image/jpeg")
+
     def download(self, token):
         self.pre_authenticated()
         with self.drive.lock:
@@ -416,6 +459,7 @@ def main():
     server.drive = Drive(a.root, a.page_size)
     server.tokens = {}
     server.refresh_tokens = {a.refresh_token}
+    server.thumbnails = {}  # token -> JPEG bytes, served once
     server.client_id = a.client_id
     server.lifetime = a.token_lifetime
     server.stated_lifetime = a.stated_lifetime

@@ -52,7 +52,7 @@ public final class OneDriveProvider: Provider {
 
     public let remoteDescription: String
     public var capabilities: ProviderCapabilities {
-        [.write, .rename, .delete, .createFolder, .quota, .rangedReads, .versions, .serverSideCopy]
+        [.write, .rename, .delete, .createFolder, .quota, .rangedReads, .versions, .serverSideCopy, .thumbnails]
     }
 
     let configuration: Configuration
