@@ -105,11 +105,13 @@ extension OAuthSignIn {
                                    sleep: @Sendable (Double) async throws -> Void = { try await Task.sleep(nanoseconds: UInt64($0 * 1e9)) })
         async throws(SignInError) -> String {
         let limit = min(wait, authorization.expiresIn)
+        let deadline = Date().addingTimeInterval(limit)
         var waited = 0.0
         var interval = authorization.interval
         while true {
-            // Time is counted as the sum of pauses, so a test's instant sleep still ends the loop.
-            guard waited + interval <= limit else {
+            // Both the pauses (so a test's instant sleep still ends the loop) and the clock (the
+            // polls' own time) count against the limit.
+            guard waited + interval <= limit, Date().addingTimeInterval(interval) <= deadline else {
                 throw SignInError(.timedOut, service: service,
                                   detail: "the code \(authorization.userCode) was not entered at \(authorization.verificationURI) within \(Int(limit / 60)) minutes")
             }
