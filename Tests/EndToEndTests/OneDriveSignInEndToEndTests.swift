@@ -116,4 +116,13 @@ final class OneDriveSignInEndToEndTests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("signing in to Microsoft was denied: the sign-in was declined at \(s.endpoint)/devicelogin; nothing was stored"), "\(r)")
         XCTAssertFalse(storedText().contains("od"), "nothing stored: \(storedText())")
     }
+
+    /// A device code that expires before it is entered is a temporary failure (75) that says so.
+    func testAnExpiredDeviceCodeSaysSoAndStoresNothing() throws {
+        let s = try server { $0.deviceOutcome = .expire; $0.devicePending = 0 }
+        let r = try favfs(addArgs(s), desktop: false, stdin: "", timeout: 90)
+        XCTAssertEqual(r.status, 75, "\(r)")
+        XCTAssertTrue(r.stderr.contains("expired before it was entered at \(s.endpoint)/devicelogin; nothing was stored"), "\(r)")
+        XCTAssertFalse(storedText().contains("od"), "nothing stored: \(storedText())")
+    }
 }
