@@ -125,4 +125,14 @@ final class OneDriveSignInEndToEndTests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("expired before it was entered at \(s.endpoint)/devicelogin; nothing was stored"), "\(r)")
         XCTAssertFalse(storedText().contains("od"), "nothing stored: \(storedText())")
     }
+
+    /// `--redirect-port`: the browser comes back to http://localhost at that port.
+    func testTheRedirectPortIsTheOneAsked() throws {
+        let s = try server()
+        let port = try FreePort.next()
+        let r = try favfs(addArgs(s) + ["--redirect-port", String(port)], desktop: true, timeout: 90)
+        XCTAssertTrue(r.succeeded, "\(r)")
+        XCTAssertTrue(r.stderr.contains("redirect_uri=http%3A%2F%2Flocalhost%3A\(port)%2F&"), "\(r)")
+        XCTAssertTrue(storedText().contains("fixture-issued-"))
+    }
 }

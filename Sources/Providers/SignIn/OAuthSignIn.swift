@@ -5,7 +5,8 @@ import Foundation
 /// How one kind of remote signs a user in with OAuth 2's authorization code grant and PKCE
 /// (RFC 7636, `S256`): where its consent page and token endpoint are, the app's id (a public
 /// client: no secret), and the service's own parameters. What a sign-in yields is a refresh
-/// token, the remote's secret. The interactive part (a browser, a pasted code) is the
+/// token, the remote's secret. A service whose consent page shows no code to paste also has a
+/// device code grant (`OAuthDeviceCode.swift`). The interactive part (a browser, a pasted code) is the
 /// command line's; see `RemoteSignIn` for the remotes that have one.
 public struct OAuthSignIn: Sendable {
     /// The service's name, for messages ("Dropbox").
