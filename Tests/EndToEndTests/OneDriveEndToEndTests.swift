@@ -46,7 +46,7 @@ struct OneDriveEndToEndTests {
         #expect(unmounted.succeeded, "favfs unmount: \(unmounted) — \(m.logProblems())")
     }
 
-    @Test("onedrive: a refresh token Microsoft refuses fails the mount, saying to add the remote again")
+    @Test("onedrive: a refresh token Microsoft refuses fails the mount, naming the command that signs in again")
     func refusedRefreshToken() throws {
         try E2EGate.requireFUSE()
         let s = OneDriveConformanceServer.shared
@@ -57,6 +57,6 @@ struct OneDriveEndToEndTests {
         let r = try m.mount(password: remote.secret, timeout: 60)
         #expect(!r.succeeded, "mounted with a refused refresh token: \(r)")
         let said = r.stderr + r.stdout
-        #expect(said.contains("invalid_grant") && said.contains("add the remote again"), "\(r)")
+        #expect(said.contains("invalid_grant") && said.contains("sign in again (favfs remote add NAME URL --option client_id=ID --force"), "\(r)")
     }
 }

@@ -31,12 +31,14 @@ Pre-authenticated (no Authorization header; one that carries it is refused with 
   DELETE /upload/<session>                                cancels the session
   GET    /thumbnail/<token>                               a thumbnail's JPEG
   GET    /monitor/<id>                                    {"status": "inProgress"} once, then "completed" with resourceId
-OAuth:
+OAuth (the sign-in routes, the code and device code grants: onedrive_graph_signin.py):
   POST   /common/oauth2/v2.0/token                        grant_type=refresh_token&refresh_token&client_id&scope
+  GET    /common/oauth2/v2.0/authorize, POST /common/oauth2/v2.0/devicecode
 Test control (no authentication):
   POST   /_control/throttle?count=N&retry_after=S         the next N Graph requests get 429 with Retry-After: S
   POST   /_control/resync                                 every delta token given so far answers 410 resyncRequired
   POST   /_control/fail_fragments?count=N                 the next N upload-session fragments are lost (500)
+  POST   /_control/device?outcome=O&pending=N             how new device codes end (approve, decline, expire)
 
 Ids are stable per file: an index keyed by (device, inode) gives each one an id when first
 seen, so a rename keeps it. The cTag changes when the content changes (size, mtime, inode);
@@ -52,6 +54,8 @@ staying valid.
 
 Usage: onedrive_graph_server.py ROOT --port PORT [--refresh-token T] [--client-id ID]
        [--token-lifetime S] [--stated-lifetime S] [--throttle N] [--retry-after S] [--page-size N]
+       [--deny-authorization] [--device-interval S] [--device-pending N] [--device-slow-down N]
+       [--device-outcome approve|decline|expire]
 Every request is logged to stderr, one line each, after the time (1764213000.123 "PUT /upload/… HTTP/1.1" 202 -).
 """
 import argparse
@@ -68,6 +72,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from onedrive_graph_drive import Drive, GraphError, iso
+from onedrive_graph_signin import SignInRoutes
 
 try:
     from PIL import Image  # python3-pil: without it a thumbnail is 404 itemNotFound (none made)
@@ -76,7 +81,7 @@ except ImportError:
 from onedrive_graph_writing import WritingRoutes
 
 
-class Handler(WritingRoutes, BaseHTTPRequestHandler):
+class Handler(SignInRoutes, WritingRoutes, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def log_message(self, fmt, *args):
@@ -177,6 +182,10 @@ class Handler(WritingRoutes, BaseHTTPRequestHandler):
         try:
             if raw == "/common/oauth2/v2.0/token" and method == "POST":
                 return self.token()
+            if raw == "/common/oauth2/v2.0/authorize" and method == "GET":
+                return self.authorize(query)
+            if raw == "/common/oauth2/v2.0/devicecode" and method == "POST":
+                return self.device_code()
             if raw.startswith("/_control/"):
                 return self.control(raw[len("/_control/"):], query)
             if raw.startswith("/download/") and method == "GET":
@@ -254,11 +263,14 @@ class Handler(WritingRoutes, BaseHTTPRequestHandler):
 
     def token(self):
         form = dict(urllib.parse.parse_qsl(self.body_bytes().decode()))
-        if form.get("grant_type") != "refresh_token":
-            return self.send_json(400, {"error": "unsupported_grant_type", "error_description": "AADSTS70003: grant_type must be refresh_token."})
+        grants = ("refresh_token", "authorization_code", "urn:ietf:params:oauth:grant-type:device_code")
+        if form.get("grant_type") not in grants:
+            return self.send_json(400, {"error": "unsupported_grant_type", "error_description": f"AADSTS70003: grant_type must be one of {', '.join(grants)}."})
         if form.get("client_id") != self.server.client_id:
             return self.send_json(400, {"error": "unauthorized_client",
                                         "error_description": f"AADSTS700016: Application with identifier '{form.get('client_id')}' was not found in the directory."})
+        if form.get("grant_type") != "refresh_token":
+            return self.grant(form)
         if "Files.ReadWrite" not in form.get("scope", "") or "offline_access" not in form.get("scope", ""):
             return self.send_json(400, {"error": "invalid_scope", "error_description": "AADSTS70011: The scope must name offline_access and Files.ReadWrite."})
         with self.server.counter_lock:
@@ -282,6 +294,8 @@ class Handler(WritingRoutes, BaseHTTPRequestHandler):
         elif what == "fail_fragments":
             with self.server.counter_lock:
                 self.server.fail_fragments = int(query.get("count", "1"))
+        elif what == "device":
+            self.device_control(query)
         elif what == "resync":
             with self.drive.lock:
                 self.drive.snapshots.clear()
@@ -453,6 +467,11 @@ def main():
     p.add_argument("--retry-after", type=int, default=1)
     p.add_argument("--page-size", type=int, default=50)
     p.add_argument("--quota-total", type=int, default=1024 ** 4)
+    p.add_argument("--deny-authorization", action="store_true")
+    p.add_argument("--device-interval", type=int, default=1)
+    p.add_argument("--device-pending", type=int, default=2)
+    p.add_argument("--device-slow-down", type=int, default=0)
+    p.add_argument("--device-outcome", choices=["approve", "decline", "expire"], default="approve")
     a = p.parse_args()
     server = ThreadingHTTPServer((a.host, a.port), Handler)
     server.daemon_threads = True
@@ -468,6 +487,13 @@ def main():
     server.retry_after = a.retry_after
     server.counter_lock = threading.Lock()
     server.quota_total = a.quota_total
+    server.codes = {}
+    server.devices = {}
+    server.deny_authorization = a.deny_authorization
+    server.device_interval = a.device_interval
+    server.device_pending = a.device_pending
+    server.device_slow_down = a.device_slow_down
+    server.device_outcome = a.device_outcome
     # Tests stop the fixture with SIGTERM: exit through `finally`, so the staging folder goes.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:

@@ -9,6 +9,17 @@ public struct OneDriveEndpoints: Sendable, Equatable {
     /// The OAuth 2 token endpoint: `https://login.microsoftonline.com/common/oauth2/v2.0/token`.
     public var token: String
 
+    /// The identity platform's consent page, beside the token endpoint
+    /// (`…/common/oauth2/v2.0/authorize`).
+    public var authorize: String { sibling("authorize") }
+    /// The device authorization endpoint, beside the token endpoint (`…/common/oauth2/v2.0/devicecode`).
+    public var deviceCode: String { sibling("devicecode") }
+
+    private func sibling(_ name: String) -> String {
+        guard let slash = token.lastIndex(of: "/") else { return name }
+        return String(token[...slash]) + name
+    }
+
     /// What a token is asked for: files, and a refresh token to go on with.
     static let scope = "offline_access Files.ReadWrite"
 

@@ -91,7 +91,7 @@ struct OneDriveErrors: OAuthTokenErrors {
         switch code {
         case "invalid_grant":
             return ProviderError(.denied, remote: remote, path: path, status: response.status,
-                                 detail: "Microsoft refused the refresh token (\(said)): it expired, was revoked or is not valid; sign in again to get a new refresh token and add the remote again with it (favfs remote add NAME URL --password-stdin --force; docs/remotes.md, \"OneDrive: getting a refresh token\")")
+                                 detail: "Microsoft refused the refresh token (\(said)): it expired, was revoked or is not valid; sign in again (favfs remote add NAME URL --option client_id=ID --force; docs/remotes.md, \"OneDrive: signing in\")")
         case "invalid_client", "unauthorized_client":
             return ProviderError(.denied, remote: remote, path: path, status: response.status,
                                  detail: "Microsoft does not know the application given as client_id (\(said)); use the Application (client) ID of the app the refresh token was issued to")

@@ -16,21 +16,12 @@ extension ProviderFactory {
             throw ProviderError(.invalidName, remote: url.description,
                                 detail: "onedrive:// remotes take no user or password in the URL: the refresh token is the secret (--password-stdin)")
         }
-        guard let clientID = configuration.options["client_id"], !clientID.isEmpty else {
-            throw ProviderError(.invalidName, remote: url.description,
-                                detail: "onedrive:// remotes need the application's client ID as option client_id (--option client_id=ID)")
-        }
+        let clientID = try oneDriveClientID(configuration)
         guard let refreshToken = configuration.secret, !refreshToken.isEmpty else {
             throw ProviderError(.denied, remote: url.description,
-                                detail: "no refresh token: give it with --password-stdin (or store it with favfs remote add) (docs/remotes.md, \"OneDrive: getting a refresh token\")")
+                                detail: "no refresh token: sign in with favfs remote add, or give one with --password-stdin (docs/remotes.md, \"OneDrive: signing in\")")
         }
-        var endpoints = OneDriveEndpoints.microsoft
-        if let endpoint = configuration.options["endpoint"] {
-            guard let parsed = URLComponents(string: endpoint), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host?.isEmpty == false else {
-                throw ProviderError(.invalidName, remote: url.description, detail: "option endpoint '\(endpoint)' is not an http(s):// URL")
-            }
-            endpoints = OneDriveEndpoints(base: endpoint)
-        }
+        let endpoints = try oneDriveEndpoints(configuration)
         var config = OneDriveProvider.Configuration(endpoints: endpoints, clientID: clientID, refreshToken: refreshToken,
                                                     rootFolder: url.path, remoteDescription: url.description)
         if let text = configuration.options["page_size"] {
@@ -40,5 +31,23 @@ extension ProviderFactory {
             config.pageSize = size
         }
         return OneDriveProvider(configuration: config, transport: CurlTransport(options: transport), transportOptions: transport)
+    }
+
+    /// The `client_id` option (the application's client ID), required.
+    static func oneDriveClientID(_ configuration: RemoteConfiguration) throws -> String {
+        guard let clientID = configuration.options["client_id"], !clientID.isEmpty else {
+            throw ProviderError(.invalidName, remote: configuration.url.description,
+                                detail: "onedrive:// remotes need the application's client ID as option client_id (--option client_id=ID)")
+        }
+        return clientID
+    }
+
+    /// Microsoft's endpoints, or all of them at the `endpoint` option's base URL.
+    static func oneDriveEndpoints(_ configuration: RemoteConfiguration) throws -> OneDriveEndpoints {
+        guard let endpoint = configuration.options["endpoint"] else { return .microsoft }
+        guard let parsed = URLComponents(string: endpoint), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host?.isEmpty == false else {
+            throw ProviderError(.invalidName, remote: configuration.url.description, detail: "option endpoint '\(endpoint)' is not an http(s):// URL")
+        }
+        return OneDriveEndpoints(base: endpoint)
     }
 }

@@ -5,7 +5,8 @@ import Foundation
 /// How one kind of remote signs a user in with OAuth 2's authorization code grant and PKCE
 /// (RFC 7636, `S256`): where its consent page and token endpoint are, the app's id (a public
 /// client: no secret), and the service's own parameters. What a sign-in yields is a refresh
-/// token, the remote's secret. The interactive part (a browser, a pasted code) is the
+/// token, the remote's secret. A service whose consent page shows no code to paste also has a
+/// device code grant (`OAuthDeviceCode.swift`). The interactive part (a browser, a pasted code) is the
 /// command line's; see `RemoteSignIn` for the remotes that have one.
 public struct OAuthSignIn: Sendable {
     /// The service's name, for messages ("Dropbox").
@@ -19,11 +20,26 @@ public struct OAuthSignIn: Sendable {
     /// The service's own parameters of the consent page (Dropbox: `token_access_type=offline`,
     /// without which no refresh token is issued).
     public var authorizeParameters: [URLQueryItem]
+    /// The service's own fields of every token request (Microsoft: `scope`).
+    public var tokenParameters: [URLQueryItem]
+    /// The host the loopback redirect URI names: `127.0.0.1`, or `localhost` for a service
+    /// that only allows any port on a redirect registered as `http://localhost` (Microsoft).
+    /// The listener is on 127.0.0.1 either way.
+    public var loopbackHost: String
+    /// The device authorization endpoint (RFC 8628), for a service whose consent page cannot
+    /// show a code to paste (Microsoft): without a desktop the sign-in is by device code. Nil:
+    /// without a desktop the user pastes the code the consent page shows (Dropbox).
+    public var deviceAuthorizationURL: String?
 
-    public init(service: String, authorizeURL: String, tokenURL: String, clientID: String, authorizeParameters: [URLQueryItem] = []) {
+    public init(service: String, authorizeURL: String, tokenURL: String, clientID: String, authorizeParameters: [URLQueryItem] = [],
+                tokenParameters: [URLQueryItem] = [], loopbackHost: String = "127.0.0.1", deviceAuthorizationURL: String? = nil) {
         self.service = service; self.authorizeURL = authorizeURL; self.tokenURL = tokenURL
         self.clientID = clientID; self.authorizeParameters = authorizeParameters
+        self.tokenParameters = tokenParameters; self.loopbackHost = loopbackHost; self.deviceAuthorizationURL = deviceAuthorizationURL
     }
+
+    /// The redirect URI of a loopback listener on `port`.
+    public func redirectURI(port: Int) -> String { "http://\(loopbackHost):\(port)/" }
 
     /// The consent page's URL. Without `redirectURI` the service shows the code for the user
     /// to paste (a machine without a desktop); `state` ties a redirect to this sign-in.
@@ -42,25 +58,39 @@ public struct OAuthSignIn: Sendable {
         var items = [URLQueryItem(name: "grant_type", value: "authorization_code"), URLQueryItem(name: "code", value: code),
                      URLQueryItem(name: "code_verifier", value: pkce.verifier), URLQueryItem(name: "client_id", value: clientID)]
         if let redirectURI { items.append(URLQueryItem(name: "redirect_uri", value: redirectURI)) }
-        let request = CurlRequest(method: "POST", url: tokenURL, headers: [CurlHeader("Content-Type", "application/x-www-form-urlencoded")],
+        items += tokenParameters
+        let object = try await post(items, to: tokenURL, transport: transport)
+        guard let refresh = object["refresh_token"] as? String, !refresh.isEmpty else {
+            throw SignInError(.invalidResponse, service: service, detail: "the token answer of \(tokenURL) has no refresh_token")
+        }
+        return refresh
+    }
+
+    /// POSTs `items` as a form to `url` (the token endpoint, the device authorization
+    /// endpoint); the JSON object of a 200 answer, else the error the service named
+    /// (`invalid_grant`: the code is refused), its code in `oauthError`.
+    func post(_ items: [URLQueryItem], to url: String, transport: CurlTransport) async throws(SignInError) -> [String: Any] {
+        let request = CurlRequest(method: "POST", url: url, headers: [CurlHeader("Content-Type", "application/x-www-form-urlencoded")],
                                   body: Data(Self.form(items).utf8))
         let response: CurlResponse
         do {
             response = try await transport.perform(request)
         } catch {
-            throw SignInError(.unreachable, service: service, detail: "POST \(tokenURL): \(error)")
+            throw SignInError(.unreachable, service: service, detail: "POST \(url): \(error)")
         }
         let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
         guard response.status == 200 else {
             let code = object?["error"] as? String ?? ""
             let description = object?["error_description"] as? String ?? String(decoding: response.body.prefix(300), as: UTF8.self)
             let kind: SignInError.Kind = code == "invalid_grant" ? .codeRefused : code == "invalid_client" || code == "unauthorized_client" ? .unknownApp : .invalidResponse
-            throw SignInError(kind, service: service, detail: "POST \(tokenURL) answered \(response.status)\(code.isEmpty ? "" : " \(code)"): \(description)")
+            var error = SignInError(kind, service: service, detail: "POST \(url) answered \(response.status)\(code.isEmpty ? "" : " \(code)"): \(description)")
+            error.oauthError = code.isEmpty ? nil : code
+            throw error
         }
-        guard let refresh = object?["refresh_token"] as? String, !refresh.isEmpty else {
-            throw SignInError(.invalidResponse, service: service, detail: "the token answer of \(tokenURL) has no refresh_token")
+        guard let object else {
+            throw SignInError(.invalidResponse, service: service, detail: "the answer of \(url) is not a JSON object")
         }
-        return refresh
+        return object
     }
 
     /// `application/x-www-form-urlencoded` text of `items`, everything but RFC 3986's
@@ -101,7 +131,7 @@ public struct SignInError: Error, CustomStringConvertible, Sendable {
     public enum Kind: Sendable {
         /// The user said no on the consent page (`error=access_denied`).
         case denied
-        /// No answer within the wait.
+        /// No answer within the wait, or a device code ran out (`expired_token`).
         case timedOut
         /// The token endpoint refused the code (expired, used, or the verifier or redirect differ).
         case codeRefused
@@ -116,6 +146,8 @@ public struct SignInError: Error, CustomStringConvertible, Sendable {
     public let kind: Kind
     public let service: String
     public let detail: String
+    /// The OAuth `error` code the service answered (`invalid_grant`, `authorization_pending`), if any.
+    public var oauthError: String?
 
     public init(_ kind: Kind, service: String, detail: String) {
         self.kind = kind; self.service = service; self.detail = detail

@@ -6,7 +6,9 @@ import Providers
 /// authorization code with PKCE, `OAuthSignIn`). With a desktop (DISPLAY or WAYLAND_DISPLAY,
 /// and `xdg-open`), the consent page opens in the browser and comes back to a loopback
 /// listener (`LoopbackRedirect`); without one, the URL is printed and the code the page shows
-/// is read from standard input. Either way the wait is bounded.
+/// is read from standard input, or, for a service with a device authorization endpoint
+/// (Microsoft), its page and a code to enter there are printed and the token endpoint is
+/// polled. Either way the wait is bounded.
 struct InteractiveSignIn {
     let method: OAuthSignIn
     /// The loopback port the browser comes back to; nil: one the system picks. (A service
@@ -20,6 +22,9 @@ struct InteractiveSignIn {
         let pkce = PKCE()
         if let opener = Self.desktopOpener() {
             return try await withBrowser(opener, pkce: pkce)
+        }
+        if method.deviceAuthorizationURL != nil {
+            return try await withDeviceCode()
         }
         return try await withPastedCode(pkce: pkce)
     }
@@ -39,7 +44,8 @@ struct InteractiveSignIn {
         let listener: LoopbackRedirect
         do { listener = try LoopbackRedirect(port: redirectPort ?? 0) } catch { throw CLIError("favfs: cannot sign in to \(method.service): \(error)", status: .ioError) }
         let state = PKCE.randomToken(bytes: 16)
-        let url = method.authorizationURL(pkce: pkce, state: state, redirectURI: listener.redirectURI)
+        let redirectURI = method.redirectURI(port: listener.port)
+        let url = method.authorizationURL(pkce: pkce, state: state, redirectURI: redirectURI)
         Self.say("opening \(method.service)'s sign-in page in your browser (if it does not open, visit this address):\n  \(url)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: opener)
@@ -69,7 +75,7 @@ struct InteractiveSignIn {
             throw CLIError("favfs: signing in to \(service) failed: the browser came back with another sign-in's answer (state differs); nothing was stored",
                            status: .dataError)
         }
-        return try await redeem(code, pkce: pkce, redirectURI: listener.redirectURI)
+        return try await redeem(code, pkce: pkce, redirectURI: redirectURI)
     }
 
     private func withPastedCode(pkce: PKCE) async throws -> String {
@@ -92,18 +98,40 @@ struct InteractiveSignIn {
         return try await redeem(code, pkce: pkce, redirectURI: nil)
     }
 
+    /// The device authorization grant: the service's message (its page and the code to enter
+    /// there), then polls until the user is done, declines, or the code or the wait runs out.
+    private func withDeviceCode() async throws -> String {
+        let transport = CurlTransport()
+        do {
+            let authorization = try await method.startDeviceAuthorization(transport: transport)
+            Self.say("there is no desktop to open \(method.service)'s sign-in page on. \(authorization.message)")
+            Self.say("waiting for the sign-in (at most \(Int(min(wait, authorization.expiresIn) / 60)) minutes)...")
+            return try await method.waitForDeviceToken(authorization, wait: wait, transport: transport)
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
     private func redeem(_ code: String, pkce: PKCE, redirectURI: String?) async throws -> String {
         do {
             return try await method.redeem(code: code, pkce: pkce, redirectURI: redirectURI, transport: CurlTransport())
         } catch {
-            let status: ExitStatus = switch error.kind {
-            case .unreachable: .unavailable
-            case .codeRefused, .unknownApp, .denied: .permission
-            case .timedOut: .temporaryFailure
-            case .invalidResponse: .dataError
-            }
-            throw CLIError("favfs: \(error); nothing was stored", status: status)
+            throw Self.failure(error)
         }
+    }
+
+    /// The command's error for a failed sign-in: its exit status by kind.
+    static func failure(_ error: SignInError) -> CLIError {
+        let status: ExitStatus = switch error.kind {
+        case .unreachable: .unavailable
+        case .codeRefused, .unknownApp, .denied: .permission
+        case .timedOut: .temporaryFailure
+        case .invalidResponse: .dataError
+        }
+        if error.kind == .denied {
+            return CLIError("favfs: signing in to \(error.service) was denied: \(error.detail); nothing was stored", status: status)
+        }
+        return CLIError("favfs: \(error); nothing was stored", status: status)
     }
 
     /// The consent page's `error` (`access_denied`: the user said no).

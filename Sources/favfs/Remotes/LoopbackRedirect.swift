@@ -1,7 +1,8 @@
 import Foundation
 
 /// The end of a browser sign-in: a listener on 127.0.0.1 at a port the system picks, where the
-/// consent page sends the browser back (`http://127.0.0.1:PORT/?code=…&state=…`). It answers
+/// consent page sends the browser back (`http://127.0.0.1:PORT/?code=…&state=…`, or
+/// `http://localhost:PORT/…` for a service that wants that name: `OAuthSignIn.loopbackHost`). It answers
 /// that one request with a short page and hands its query over; other requests (a favicon)
 /// get a 404. Loopback only: nothing on the network can reach it.
 final class LoopbackRedirect {
@@ -49,9 +50,6 @@ final class LoopbackRedirect {
     }
 
     deinit { close(fd) }
-
-    /// `http://127.0.0.1:PORT/`, the redirect URI.
-    var redirectURI: String { "http://127.0.0.1:\(port)/" }
 
     /// Waits (blocking this thread: the command has nothing else to do) for the redirect, at
     /// most `seconds`; answers the browser with `page(answer)`.

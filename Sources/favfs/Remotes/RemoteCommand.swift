@@ -36,7 +36,7 @@ struct RemoteAddCommand: AsyncParsableCommand {
         discussion: """
             NAME is letters, digits, '.', '_' and '-'. The URL is checked but not contacted (use 'favfs remote test NAME'). It must not hold a password: give that on standard input with --password-stdin (on a terminal it is asked for without echo). --force replaces an existing remote of that name entirely (URL, options, secret); it stays the default if it was.
 
-            A dropbox:// remote without --password-stdin signs in: the browser opens Dropbox's page (with a desktop: DISPLAY or WAYLAND_DISPLAY and xdg-open), or the address is printed and the code it shows is read from standard input. The refresh token it gives is stored as the remote's secret. The wait is 5 minutes at most.
+            A dropbox:// remote without --password-stdin signs in: the browser opens Dropbox's page (with a desktop: DISPLAY or WAYLAND_DISPLAY and xdg-open), or the address is printed and the code it shows is read from standard input. An onedrive:// remote signs in to Microsoft the same way with a desktop; without one, favfs prints Microsoft's page and a code to enter there (the device code flow) and waits. The refresh token it gives is stored as the remote's secret. The wait is 5 minutes at most.
 
             Examples:
               echo "$PASS" | favfs remote add nas dav://me@nas.local:8080/files/ \\
@@ -47,6 +47,7 @@ struct RemoteAddCommand: AsyncParsableCommand {
                   --option endpoint=http://127.0.0.1:9000 --password-stdin
               favfs remote add ref file:///srv/data
               favfs remote add box dropbox:///Work --option client_id=APPKEY   # signs in
+              favfs remote add od onedrive:///Documents --option client_id=APPID   # signs in to Microsoft
               echo "$NEWPASS" | favfs remote add nas dav://me@nas.local:8080/files/ \\
                   --password-stdin --force      # a new secret
             """)
@@ -63,7 +64,7 @@ struct RemoteAddCommand: AsyncParsableCommand {
     @Flag(help: "Read the password or secret key from the first line of standard input.")
     var passwordStdin = false
 
-    @Option(help: ArgumentHelp("Sign-in with a browser: the port of http://127.0.0.1:PORT/ the browser comes back to (the redirect URI registered for the app); default: a free port.", valueName: "port"))
+    @Option(help: ArgumentHelp("Sign-in with a browser: the port of http://127.0.0.1:PORT/ (OneDrive: http://localhost:PORT/) the browser comes back to (the redirect URI registered for the app); default: a free port.", valueName: "port"))
     var redirectPort: Int?
 
     @Flag(name: .customLong("default"), help: "Make it the default remote (used by 'favfs mount' without --remote).")
@@ -120,7 +121,7 @@ struct RemoteAddCommand: AsyncParsableCommand {
         print("favfs: \(existing[name] == nil ? "added" : "replaced") remote \(name) (\(parsed))\(isDefault ? ", the default" : "")\(stored) in \(store.path)")
     }
 
-    /// How this remote signs in, when its secret comes from a sign-in (Dropbox), else nil.
+    /// How this remote signs in, when its secret comes from a sign-in (Dropbox, OneDrive), else nil.
     private func signInMethod(_ url: RemoteURL, options: [String: String]) throws -> OAuthSignIn? {
         do {
             return try RemoteSignIn.method(for: RemoteConfiguration(url: url, options: options, name: name))

@@ -375,14 +375,14 @@ final class OneDriveProviderTests: XCTestCase {
         XCTAssertEqual(lines(s, "\" 401 "), 1, "the expired token was refused once: \(s.log())")
     }
 
-    /// A refresh token Microsoft does not take is `.denied`, saying to add the remote again;
+    /// A refresh token Microsoft does not take is `.denied`, naming the command that signs in again;
     /// an unknown client id names client_id. The mount's first call (the root's item) fails.
     func testAWrongRefreshTokenSaysToAddTheRemoteAgain() async throws {
         let s = try server()
         let p = try provider(s, secret: "revoked-refresh-token")
         let e = await expect(.denied, "the root with a wrong refresh token") { _ = try await p.item(for: .rootContainer) }
         XCTAssertTrue(e?.detail.contains("invalid_grant") ?? false, "\(String(describing: e))")
-        XCTAssertTrue(e?.detail.contains("add the remote again") ?? false, "\(String(describing: e))")
+        XCTAssertTrue(e?.detail.contains("sign in again (favfs remote add NAME URL --option client_id=ID --force") ?? false, "\(String(describing: e))")
         XCTAssertEqual(e?.status, 400)
         let other = try provider(s, options: ["client_id": "another-app"])
         let e2 = await expect(.denied, "another app's client id") { _ = try await other.item(for: .rootContainer) }

@@ -19,7 +19,26 @@ public final class OneDriveServer: @unchecked Sendable {
         public var retryAfter = 1
         /// Entries per listing or delta page when a request gives no `$top`.
         public var pageSize = 50
+        /// The consent page answers `error=access_denied` (the user said no).
+        public var denyAuthorization = false
+        /// A device code's polling: the `interval` the fixture asks for, how many polls answer
+        /// `slow_down` and then `authorization_pending` before the outcome.
+        public var deviceInterval = 1
+        public var deviceSlowDown = 0
+        public var devicePending = 2
+        /// How a device code ends after its pending polls.
+        public var deviceOutcome = DeviceOutcome.approve
         public init() {}
+    }
+
+    /// How a device code sign-in ends at the fixture.
+    public enum DeviceOutcome: String, Sendable {
+        /// A refresh token (the user signed in).
+        case approve
+        /// `authorization_declined`.
+        case decline
+        /// `expired_token`.
+        case expire
     }
 
     private let fixture: PythonFixture
@@ -54,6 +73,9 @@ public final class OneDriveServer: @unchecked Sendable {
                     "--token-lifetime", String(settings.tokenLifetime), "--throttle", String(settings.throttle),
                     "--retry-after", String(settings.retryAfter), "--page-size", String(settings.pageSize)]
         if let stated = settings.statedLifetime { args += ["--stated-lifetime", String(stated)] }
+        if settings.denyAuthorization { args.append("--deny-authorization") }
+        args += ["--device-interval", String(settings.deviceInterval), "--device-slow-down", String(settings.deviceSlowDown),
+                 "--device-pending", String(settings.devicePending), "--device-outcome", settings.deviceOutcome.rawValue]
         try fixture.start(arguments: args)
     }
 
@@ -73,6 +95,12 @@ public final class OneDriveServer: @unchecked Sendable {
 
     /// Every delta token given so far answers 410 resyncRequired from now on.
     public func requireResync() throws { try control("resync") }
+
+    /// Device codes given from now on end with `outcome` after `pending` polls.
+    public func device(outcome: DeviceOutcome, pending: Int) throws { try control("device?outcome=\(outcome.rawValue)&pending=\(pending)") }
+
+    /// Requests whose log line contains `text` (`"/common/oauth2/v2.0/token HTTP/1.1\" 200"`).
+    public func requests(_ text: String) -> Int { log().components(separatedBy: "\n").filter { $0.contains(text) }.count }
 
     private func control(_ what: String) throws { try fixture.control("/_control/" + what) }
 }
