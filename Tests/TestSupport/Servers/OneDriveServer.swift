@@ -81,6 +81,10 @@ public final class OneDriveServer: @unchecked Sendable {
 
     public func stop() { fixture.stop() }
 
+    /// The server hangs (SIGSTOP) until `resume()`.
+    public func pause() { fixture.pause() }
+    public func resume() { fixture.resume() }
+
     /// Stops the server and deletes the folder.
     public func remove() { fixture.remove() }
 

@@ -62,6 +62,11 @@ public final class PythonFixture: @unchecked Sendable {
         process = nil
     }
 
+    /// Stops the process (SIGSTOP): the kernel still accepts connections, nothing answers — a
+    /// server that hangs. `resume()` lets it go on.
+    public func pause() { lock.withLock { process.map { _ = kill($0.pid, SIGSTOP) } } }
+    public func resume() { lock.withLock { process.map { _ = kill($0.pid, SIGCONT) } } }
+
     /// Stops the server and deletes the folder.
     public func remove() {
         stop()
