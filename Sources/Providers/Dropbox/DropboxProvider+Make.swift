@@ -5,7 +5,8 @@ import Foundation
 extension ProviderFactory {
     /// `dropbox:///path` (the path: a folder of the Dropbox as the remote's root). Options:
     /// - `client_id` (required): the app key the refresh token was issued to;
-    /// - `endpoint`: one base URL for the API, content, notify and OAuth endpoints (default: Dropbox's).
+    /// - `endpoint`: one base URL for the API, content, notify and OAuth endpoints (default: Dropbox's);
+    /// - `slice_size`: the slices of a new file uploaded while it is written (a multiple of 4 MiB, default 8M).
     /// The secret is the OAuth 2 refresh token (`favfs remote add` signs in to get it, or
     /// `--password-stdin`).
     static func makeDropbox(_ configuration: RemoteConfiguration, transport: TransportOptions) throws -> any Provider {
@@ -24,6 +25,13 @@ extension ProviderFactory {
         var config = DropboxProvider.Configuration(endpoints: try dropboxEndpoints(configuration), clientID: clientID, refreshToken: refreshToken,
                                                    rootFolder: url.path, remoteDescription: url.description)
         config.signInCommand = signIn
+        if let value = configuration.options["slice_size"] {
+            guard let size = SizeOption.parse(value), size > 0, size % (4 << 20) == 0, size <= 148 << 20 else {
+                throw ProviderError(.invalidName, remote: url.description,
+                                    detail: "option slice_size '\(value)' must be a multiple of 4 MiB up to 148M (Dropbox takes 150 MiB per request and advises 4 MiB multiples)")
+            }
+            config.streamingSliceSize = size
+        }
         return DropboxProvider(configuration: config, transport: CurlTransport(options: transport), transportOptions: transport)
     }
 

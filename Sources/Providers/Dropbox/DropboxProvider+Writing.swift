@@ -77,32 +77,51 @@ extension DropboxProvider: WritableProvider {
     private func uploadInSession(_ id: ItemIdentifier, source: ContentSource, commit: [String: Any]) async throws -> (String, CurlResponse) {
         let path = id.rawValue
         let chunk = max(1, min(configuration.sessionChunkSize, 150 * 1024 * 1024))
-        let octets = [CurlHeader("Content-Type", "application/octet-stream")]
-        func slice(_ route: String, _ argument: Any, offset: Int64, length: Int64) async throws -> CurlResponse {
-            try await client.send(route, path: path) { token in
-                try await self.client.transport.upload(self.client.contentRequest(route, argument, token: token, headers: octets),
-                                                       from: source.fd, length: length, offset: offset)
-            }
-        }
         let first = min(chunk, source.length)
-        let started = try await slice("files/upload_session/start", ["close": false], offset: 0, length: first)
-        guard started.status == 200 else { throw errors.status(started, route: "files/upload_session/start", path: path) }
-        guard let object = try? JSONSerialization.jsonObject(with: started.body) as? [String: Any],
-              let session = object["session_id"] as? String, !session.isEmpty else {
-            throw errors.invalid("no session_id", request: "files/upload_session/start", path: path, status: 200)
-        }
+        let session = try await startSession(fd: source.fd, length: first, path: path)
         var offset = first
         // The last slice goes with `finish`.
         while source.length - offset > chunk {
-            let appended = try await slice("files/upload_session/append_v2",
-                                           ["cursor": ["session_id": session, "offset": offset], "close": false], offset: offset, length: chunk)
-            guard appended.status == 200 else { throw errors.status(appended, route: "files/upload_session/append_v2", path: path) }
+            try await appendToSession(session, fd: source.fd, offset: offset, length: chunk, path: path)
             offset += chunk
         }
-        let route = "files/upload_session/finish"
-        let finished = try await slice(route, ["cursor": ["session_id": session, "offset": offset], "commit": commit],
-                                       offset: offset, length: source.length - offset)
-        return (route, finished)
+        let finished = try await finishSession(session, fd: source.fd, offset: offset, length: source.length - offset, commit: commit, path: path)
+        return ("files/upload_session/finish", finished)
+    }
+
+    /// One session request carrying `length` bytes of `fd` from `offset`.
+    private func sessionCall(_ route: String, _ argument: Any, fd: Int32, offset: Int64, length: Int64, path: String) async throws -> CurlResponse {
+        try await client.send(route, path: path) { token in
+            try await self.client.transport.upload(self.client.contentRequest(route, argument, token: token,
+                                                                              headers: [CurlHeader("Content-Type", "application/octet-stream")]),
+                                                   from: fd, length: length, offset: offset)
+        }
+    }
+
+    /// `upload_session/start` with the first `length` bytes of `fd`: the session's id.
+    func startSession(fd: Int32, length: Int64, path: String) async throws -> String {
+        let route = "files/upload_session/start"
+        let started = try await sessionCall(route, ["close": false], fd: fd, offset: 0, length: length, path: path)
+        guard started.status == 200 else { throw errors.status(started, route: route, path: path) }
+        guard let object = try? JSONSerialization.jsonObject(with: started.body) as? [String: Any],
+              let session = object["session_id"] as? String, !session.isEmpty else {
+            throw errors.invalid("no session_id", request: route, path: path, status: 200)
+        }
+        return session
+    }
+
+    /// `upload_session/append_v2` of `length` bytes of `fd` from `offset` (the session's offset).
+    func appendToSession(_ session: String, fd: Int32, offset: Int64, length: Int64, path: String) async throws {
+        let route = "files/upload_session/append_v2"
+        let appended = try await sessionCall(route, ["cursor": ["session_id": session, "offset": offset], "close": false],
+                                             fd: fd, offset: offset, length: length, path: path)
+        guard appended.status == 200 else { throw errors.status(appended, route: route, path: path) }
+    }
+
+    /// `upload_session/finish` with the last bytes and the commit (its answer, whatever it is).
+    func finishSession(_ session: String, fd: Int32, offset: Int64, length: Int64, commit: [String: Any], path: String) async throws -> CurlResponse {
+        try await sessionCall("files/upload_session/finish", ["cursor": ["session_id": session, "offset": offset], "commit": commit],
+                              fd: fd, offset: offset, length: length, path: path)
     }
 
     // MARK: folders, delete, move

@@ -26,6 +26,9 @@ public final class DropboxProvider: Provider {
         public var sessionThreshold: Int64 = 150 * 1024 * 1024
         /// The bytes sent per session request (at most 150 MiB; a multiple of 4 MiB as Dropbox advises).
         public var sessionChunkSize: Int64 = 64 * 1024 * 1024
+        /// A new file written in order goes up while it is written, in slices of this many bytes
+        /// (a multiple of 4 MiB), once it holds one; smaller files go whole at their close.
+        public var streamingSliceSize: Int64 = 8 * 1024 * 1024
         /// The most seconds one call waits out 429/503 answers (nil: the transport's low-speed time).
         public var retryBudget: Double?
         /// The change feed's long-poll wait, in seconds (Dropbox takes 30...480).

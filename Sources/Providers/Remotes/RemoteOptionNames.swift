@@ -12,7 +12,7 @@ extension RemoteURL.Kind {
         case .httpIndex: return ["metadata", "head_concurrency"]
         case .sftp: return ["key", "key_passphrase", "known_hosts", "timezone"]
         case .smb: return ["domain"]
-        case .dropbox: return ["client_id", "endpoint"]
+        case .dropbox: return ["client_id", "endpoint", "slice_size"]
         case .onedrive: return ["client_id", "endpoint", "page_size"]
         case .local, .webdav, .favart: return []
         }

@@ -77,28 +77,9 @@ extension S3Provider {
         return n
     }
 
-    /// `1048576`, `64M`, `64MiB`, `5m`, `1G` → bytes (binary units).
-    static func parseSize(_ value: String) -> Int64? {
-        var s = value.trimmingCharacters(in: .whitespaces).lowercased()
-        for suffix in ["ib", "b"] where s.hasSuffix(suffix) && s.count > suffix.count {
-            s.removeLast(suffix.count); break
-        }
-        var multiplier: Int64 = 1
-        switch s.last {
-        case "k": multiplier = 1 << 10
-        case "m": multiplier = 1 << 20
-        case "g": multiplier = 1 << 30
-        default: break
-        }
-        if multiplier != 1 { s.removeLast() }
-        guard let n = Int64(s), n >= 0 else { return nil }
-        let (r, overflow) = n.multipliedReportingOverflow(by: multiplier)
-        return overflow ? nil : r
-    }
-
     private static func size(_ value: String?, default d: Int64, name: String, remote: String) throws -> Int64 {
         guard let value else { return d }
-        guard let n = parseSize(value) else {
+        guard let n = SizeOption.parse(value) else {
             throw ProviderError(.invalidName, remote: remote, detail: "\(name) must be a size in bytes (e.g. 16777216 or 16M), not '\(value)'")
         }
         return n

@@ -376,6 +376,13 @@ final class DropboxProviderTests: XCTestCase {
         }
         XCTAssertThrowsError(try ProviderFactory.make(RemoteConfiguration(url: RemoteURL("dropbox:///"), options: ["client_id": "k", "endpoint": "ftp://x"], secret: "t")))
         XCTAssertThrowsError(try ProviderFactory.make(RemoteConfiguration(url: RemoteURL("dropbox:///"), options: ["client_id": "k"])))
+        for bad in ["5M", "0", "152M", "lots"] {
+            XCTAssertThrowsError(try ProviderFactory.make(RemoteConfiguration(url: RemoteURL("dropbox:///"), options: ["client_id": "k", "slice_size": bad], secret: "t"))) { error in
+                XCTAssertTrue("\(error)".contains("slice_size"), "\(error)")
+            }
+        }
+        let sliced = try ProviderFactory.make(RemoteConfiguration(url: RemoteURL("dropbox:///"), options: ["client_id": "k", "slice_size": "12M"], secret: "t"))
+        XCTAssertEqual((sliced as? DropboxProvider)?.streamingThreshold, 12 << 20)
         XCTAssertEqual(DropboxPaths(urlPath: "/").path(.rootContainer), "")
         XCTAssertEqual(DropboxPaths(urlPath: "/Photos/").path(ItemIdentifier("/a b")), "/Photos/a b")
         XCTAssertEqual(DropboxClient.json(["path": "/ü\u{7F}"], forHeader: true), "{\"path\":\"/\\u00fc\\u007f\"}")

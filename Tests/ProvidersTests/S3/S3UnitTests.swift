@@ -178,9 +178,9 @@ final class S3UnitTests: XCTestCase {
         XCTAssertThrowsError(try ProviderFactory.make(RemoteConfiguration(url: try RemoteURL("s3://bkt?maxkeys=1")))) { error in
             XCTAssertTrue("\(error)".contains("maxkeys"), "\(error)")
         }
-        XCTAssertEqual(S3Provider.parseSize("1048576"), 1 << 20)
-        XCTAssertEqual(S3Provider.parseSize("2g"), 2 << 30)
-        XCTAssertNil(S3Provider.parseSize("lots"))
+        XCTAssertEqual(SizeOption.parse("1048576"), 1 << 20)
+        XCTAssertEqual(SizeOption.parse("2g"), 2 << 30)
+        XCTAssertNil(SizeOption.parse("lots"))
     }
 
     func testCredentialsOrder() throws {
