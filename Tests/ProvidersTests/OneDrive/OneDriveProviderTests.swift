@@ -237,32 +237,12 @@ final class OneDriveProviderTests: XCTestCase {
 
     // MARK: changes
 
-    /// Previews come from `thumbnails/0/c128x128/content` through its pre-authenticated URL:
-    /// a JPEG within 128 × 128 of an image, nothing downloaded; a file OneDrive has no preview
-    /// of is `.notSupported`, a folder `.isAFolder`.
+    /// Previews come from `thumbnails/0/c128x128/content` through its pre-authenticated URL
+    /// (`PreviewChecks`).
     func testThumbnailsAreOneDrivesPreviews() async throws {
         let s = try server()
-        guard let python = TestPython.path else { throw XCTSkip("python3 missing") }
-        try FileManager.default.createDirectory(at: s.root.appendingPathComponent("pics"), withIntermediateDirectories: true)
-        let make = try Shell.run(python, ["-c", "import sys; from PIL import Image; Image.new('RGB', (640, 480), (40, 120, 200)).save(sys.argv[1], 'JPEG')",
-                                          s.root.appendingPathComponent("pics/a.jpg").path])
-        XCTAssertEqual(make.status, 0, make.error)
-        try seed(s, ["pics/notes.txt": Data("text\n".utf8)])
         let p = try XCTUnwrap(try provider(s) as? any ThumbnailProvider)
-        XCTAssertTrue(p.capabilities.contains(.thumbnails))
-        let image = try await p.item(for: ItemIdentifier("/pics/a.jpg"))
-        let preview = try await p.thumbnail(for: image)
-        XCTAssertEqual(Array(preview.prefix(2)), [0xFF, 0xD8], "not a JPEG")
-        let saved = NSTemporaryDirectory() + "favfs-onedrive-preview-\(UUID().uuidString).jpg"
-        try preview.write(to: URL(fileURLWithPath: saved))
-        defer { unlink(saved) }
-        let size = try Shell.run(python, ["-c", "import sys; from PIL import Image; print(Image.open(sys.argv[1]).size)", saved])
-        XCTAssertEqual(size.output.trimmingCharacters(in: .whitespacesAndNewlines), "(128, 96)")
-        XCTAssertFalse(s.log().contains("/download/"), "the image was downloaded: \(s.log())")
-        let text = try await p.item(for: ItemIdentifier("/pics/notes.txt"))
-        _ = await expect(.notSupported, "a preview of a text file") { _ = try await p.thumbnail(for: text) }
-        let folder = try await p.item(for: ItemIdentifier("/pics"))
-        _ = await expect(.isAFolder, "a preview of a folder") { _ = try await p.thumbnail(for: folder) }
+        try await PreviewChecks.check(p, served: s.root, downloads: { s.log().components(separatedBy: "/download/").count - 1 })
     }
 
     /// delta, polled by the watcher, names the folder where a file was added on disk and the
