@@ -12,12 +12,18 @@ import Logging
 ///   the inode loses its name, so a new item of that name gets a new inode;
 /// - added: `notify_inval_entry` (a cached "no such name" goes);
 /// - modified: `notify_inval_inode` for attributes and every cached page (same size or not);
-/// - and for names added or removed, the folder's attributes.
+/// - and for names added or removed, the folder's attributes;
+/// - and half a second later, each added or removed name's entry once more: a lookup the
+///   kernel sent before the change and answered after the notification (the old answer) would
+///   otherwise stay cached for the entry timeout.
 final class KernelNotifier: @unchecked Sendable {
     private let inodes: InodeTable
     private let log = Logger(label: "favfs.fuse.notify")
     private let condition = NSCondition()
     private var queue: [RemoteChange] = []
+    /// Names whose entries are invalidated again at `due` (guarded by `condition`).
+    private var again: [(due: Date, parent: UInt64, name: String)] = []
+    static let againAfter: TimeInterval = 0.5
     private var running = false
     /// Held around every notify call and by `stop`, so the session is never used after it ends.
     private let sessionLock = NSLock()
@@ -45,26 +51,45 @@ final class KernelNotifier: @unchecked Sendable {
 
     /// Ends the thread; no notify call runs once this returns. Call after the session loop ended.
     func stop() {
-        condition.withLock { running = false; queue = []; condition.signal() }
+        condition.withLock { running = false; queue = []; again = []; condition.signal() }
         sessionLock.withLock { session = nil }
     }
 
     private func loop() {
         while true {
-            let batch: [RemoteChange] = condition.withLock {
-                while running && queue.isEmpty { condition.wait() }
+            let next: (batch: [RemoteChange], late: [(parent: UInt64, name: String)])? = condition.withLock {
+                while running && queue.isEmpty {
+                    guard let first = again.map(\.due).min() else { condition.wait(); continue }
+                    if first <= Date() { break }
+                    _ = condition.wait(until: first)
+                }
+                guard running else { return nil }
+                let now = Date()
+                let late = again.filter { $0.due <= now }.map { (parent: $0.parent, name: $0.name) }
+                again.removeAll { $0.due <= now }
                 defer { queue = [] }
-                return running ? queue : []
+                return (queue, late)
             }
-            if batch.isEmpty { return }
+            guard let (batch, late) = next else { return }
+            var named: [(parent: UInt64, name: String)] = []
             sessionLock.withLock {
                 guard let se = session else { return }
                 var folders = Set<UInt64>()
                 for change in batch {
-                    if let parent = tell(se, change) { folders.insert(parent) }
+                    if let parent = tell(se, change) {
+                        folders.insert(parent)
+                        named.append((parent, change.identifier.name))
+                    }
                 }
                 // The folders' own attributes (times, link counts) were computed before.
                 for ino in folders { _ = fuse_lowlevel_notify_inval_inode(se, fuse_ino_t(ino), -1, 0) }
+                for (parent, name) in late {
+                    _ = name.withCString { fuse_lowlevel_notify_inval_entry(se, fuse_ino_t(parent), $0, strlen($0)) }
+                }
+            }
+            if !named.isEmpty {
+                let due = Date().addingTimeInterval(Self.againAfter)
+                condition.withLock { again += named.map { (due, $0.parent, $0.name) } }
             }
         }
     }
