@@ -28,7 +28,7 @@ final class LoopbackRedirect {
 
     /// A listener on `port` of 127.0.0.1; 0: a port the system picks.
     init(port requested: Int = 0) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure.socket("socket: \(String(cString: strerror(errno)))") }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
