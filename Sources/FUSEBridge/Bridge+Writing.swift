@@ -67,6 +67,7 @@ extension Bridge {
 
     func setattr(_ req: Request, _ ino: UInt64, _ attr: stat, _ toSet: Int32, _ fh: UInt64?) {
         guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
+        if answeredEchoSetattr(req, id, ino) { return }
         let resize = favfs_set_attr_size(toSet) != 0
         let mtime = Self.requestedModified(attr, toSet)
         if !resize {
@@ -118,6 +119,7 @@ extension Bridge {
 
     func mkdir(_ req: Request, _ parent: UInt64, _ name: String) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        if answeredEchoCreate(req, parentId.child(name)) { return }
         deadline(req, "mkdir")
         Task {
             do {
@@ -132,6 +134,7 @@ extension Bridge {
 
     func symlink(_ req: Request, _ target: String, _ parent: UInt64, _ name: String) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        if answeredEchoCreate(req, parentId.child(name)) { return }
         deadline(req, "symlink")
         Task {
             do {
@@ -146,6 +149,7 @@ extension Bridge {
 
     func unlink(_ req: Request, _ parent: UInt64, _ name: String, folder: Bool) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        if answeredEchoRemove(req, parentId.child(name)) { return }
         deadline(req, "unlink")
         Task {
             do {

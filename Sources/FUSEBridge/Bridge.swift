@@ -13,6 +13,8 @@ final class Bridge: @unchecked Sendable {
     let attributes: Attributes
     /// Tells the kernel what changed at the remote.
     let notifier: KernelNotifier
+    /// Performs those changes on the mount, so folder watchers hear them (nil: read-only).
+    let echo: ChangeEcho?
     let log = Logger(label: "favfs.fuse")
     private let lock = NSLock()
     private var directories: [UInt64: [Item]] = [:]
@@ -24,7 +26,15 @@ final class Bridge: @unchecked Sendable {
         self.domain = domain
         self.options = options
         attributes = Attributes(uid: options.uid, gid: options.gid, umask: options.umask)
-        notifier = KernelNotifier(inodes: inodes)
+        let (domain, inodes) = (domain, inodes)
+        // The echo hands back what it could not make; the notifier exists by then.
+        let later = NotifierReference()
+        echo = options.readOnly ? nil : ChangeEcho(mountpoint: options.mountpoint,
+                                                   currentItem: { domain.cachedItem($0) },
+                                                   kernelHolds: { inodes.existing($0) != nil },
+                                                   notMade: { later.notifier?.enqueue([$0], echo: false) })
+        notifier = KernelNotifier(inodes: inodes, echo: echo)
+        later.notifier = notifier
     }
 
     // MARK: entries
@@ -41,6 +51,7 @@ final class Bridge: @unchecked Sendable {
 
     func lookup(_ req: Request, _ parent: UInt64, _ name: String) {
         guard let parentId = inodes.identifier(parent) else { return req.fail(ENOENT) }
+        if answeredEchoLookup(req, parentId.child(name)) { return }
         switch domain.lookupImmediately(parentId, name) {
         case .found(let item)?: return replyEntry(req, item)
         case .absent?: return replyAbsent(req)
@@ -59,7 +70,7 @@ final class Bridge: @unchecked Sendable {
         }
     }
 
-    private func replyEntry(_ req: Request, _ item: Item) {
+    func replyEntry(_ req: Request, _ item: Item) {
         var e = entry(for: item)
         if !req.reply({ fuse_reply_entry($0, &e) }) { inodes.forget(UInt64(e.ino), 1) }
     }
@@ -282,6 +293,11 @@ final class Bridge: @unchecked Sendable {
             req.reply { fuse_reply_statfs($0, &s) }
         }
     }
+}
+
+/// Lets the echo reach the notifier made after it (set once, in `Bridge.init`).
+private final class NotifierReference: @unchecked Sendable {
+    var notifier: KernelNotifier?
 }
 
 /// The numbers of the file system holding `path` (the cache disk), or nil.

@@ -95,8 +95,16 @@ public final class FUSEMount: @unchecked Sendable {
         session = se
         let notifier = bridge.notifier
         notifier.start(session: se)
+        bridge.echo?.start()
         bridge.domain.remoteChanges.subscribe { notifier.enqueue($0) }
     }
+
+    /// Before an unmount: the echo of remote changes (`ChangeEcho`) finishes what it is doing and
+    /// starts nothing more, so no syscall of this process keeps the mount busy.
+    public func prepareForUnmount() { bridge.echo?.pause() }
+
+    /// The unmount did not happen: changes are echoed again.
+    public func unmountCancelled() { bridge.echo?.resume() }
 
     /// The libfuse this binary runs with, e.g. "3.14.0".
     public static var libfuseVersion: String { String(cString: fuse_pkgversion()) }
@@ -123,6 +131,7 @@ public final class FUSEMount: @unchecked Sendable {
         let rc = favfs_session_loop_mt(session, bridge.options.maxThreads, 4)
         bridge.domain.remoteChanges.subscribe(nil)
         bridge.notifier.stop()
+        bridge.echo?.stop()
         fuse_session_unmount(session)
         fuse_session_destroy(session)
         self.session = nil

@@ -8,8 +8,11 @@ import Logging
 /// made from a FUSE handler or from the cooperative pool. Only names and inodes the kernel
 /// holds are mentioned; the rest it will look up fresh anyway.
 ///
-/// - removed: `notify_delete` (file managers watching the folder get inotify `IN_DELETE`), and
-///   the inode loses its name, so a new item of that name gets a new inode;
+/// - removed: on a writable mount, nothing here: `ChangeEcho` unlinks the name on the mount,
+///   which drops the entry and raises inotify's `IN_DELETE` (a `notify_delete` first would leave
+///   a cached "no such name" in its way). Read-only, or when the echo fails: `notify_delete`
+///   (no event for the folder's watchers), and the inode loses its name, so a new item of
+///   that name gets a new inode;
 /// - added: `notify_inval_entry` (a cached "no such name" goes);
 /// - modified: `notify_inval_inode` for attributes and every cached page (same size or not);
 /// - and for names added or removed, the folder's attributes;
@@ -20,7 +23,8 @@ final class KernelNotifier: @unchecked Sendable {
     private let inodes: InodeTable
     private let log = Logger(label: "favfs.fuse.notify")
     private let condition = NSCondition()
-    private var queue: [RemoteChange] = []
+    /// Changes to tell, each with whether the echo may take it (false: it failed to).
+    private var queue: [(change: RemoteChange, echo: Bool)] = []
     /// Names whose entries are invalidated again at `due` (guarded by `condition`).
     private var again: [(due: Date, parent: UInt64, name: String)] = []
     static let againAfter: TimeInterval = 0.5
@@ -29,7 +33,10 @@ final class KernelNotifier: @unchecked Sendable {
     private let sessionLock = NSLock()
     private var session: OpaquePointer?
 
-    init(inodes: InodeTable) { self.inodes = inodes }
+    /// Hears each batch once the kernel has been told (nil: read-only mount).
+    private let echo: ChangeEcho?
+
+    init(inodes: InodeTable, echo: ChangeEcho?) { self.inodes = inodes; self.echo = echo }
 
     /// Starts the thread, for a session that is mounted.
     func start(session se: OpaquePointer) {
@@ -40,11 +47,12 @@ final class KernelNotifier: @unchecked Sendable {
         t.start()
     }
 
-    /// Queues changes (any thread, returns at once).
-    func enqueue(_ changes: [RemoteChange]) {
+    /// Queues changes (any thread, returns at once); `echo: false` for removals the echo could
+    /// not make, which the kernel is then told of here.
+    func enqueue(_ changes: [RemoteChange], echo: Bool = true) {
         condition.withLock {
             guard running else { return }
-            queue += changes
+            queue += changes.map { ($0, echo) }
             condition.signal()
         }
     }
@@ -57,7 +65,7 @@ final class KernelNotifier: @unchecked Sendable {
 
     private func loop() {
         while true {
-            let next: (batch: [RemoteChange], late: [(parent: UInt64, name: String)])? = condition.withLock {
+            let next: (batch: [(change: RemoteChange, echo: Bool)], late: [(parent: UInt64, name: String)])? = condition.withLock {
                 while running && queue.isEmpty {
                     guard let first = again.map(\.due).min() else { condition.wait(); continue }
                     if first <= Date() { break }
@@ -75,8 +83,8 @@ final class KernelNotifier: @unchecked Sendable {
             sessionLock.withLock {
                 guard let se = session else { return }
                 var folders = Set<UInt64>()
-                for change in batch {
-                    if let parent = tell(se, change) {
+                for (change, echo) in batch {
+                    if let parent = tell(se, change, echoed: echo && self.echo != nil) {
                         folders.insert(parent)
                         named.append((parent, change.identifier.name))
                     }
@@ -87,6 +95,8 @@ final class KernelNotifier: @unchecked Sendable {
                     _ = name.withCString { fuse_lowlevel_notify_inval_entry(se, fuse_ino_t(parent), $0, strlen($0)) }
                 }
             }
+            // After the kernel dropped what it cached: the echo's lookups then come to the bridge.
+            echo?.enqueue(batch.filter(\.echo).map(\.change))
             if !named.isEmpty {
                 let due = Date().addingTimeInterval(Self.againAfter)
                 condition.withLock { again += named.map { (due, $0.parent, $0.name) } }
@@ -95,7 +105,7 @@ final class KernelNotifier: @unchecked Sendable {
     }
 
     /// Tells one change; returns the inode of the folder whose names changed, if the kernel has it.
-    private func tell(_ se: OpaquePointer, _ change: RemoteChange) -> UInt64? {
+    private func tell(_ se: OpaquePointer, _ change: RemoteChange, echoed: Bool) -> UInt64? {
         let id = change.identifier
         switch change {
         case .modified:
@@ -106,6 +116,7 @@ final class KernelNotifier: @unchecked Sendable {
         case .added, .removed:
             guard let parentId = id.parent, let parent = inodes.existing(parentId) else { return nil }
             let name = id.name
+            if case .removed = change, echoed { return parent }
             var deleted = false
             if case .removed = change, let child = inodes.existing(id) {
                 let rc = name.withCString { fuse_lowlevel_notify_delete(se, fuse_ino_t(parent), fuse_ino_t(child), $0, strlen($0)) }

@@ -78,7 +78,8 @@ func makeOperations(extendedAttributes: Bool = true) -> fuse_lowlevel_ops {
         bridge(req).rename(Request(raw: req!), UInt64(parent), name(n), UInt64(newParent), name(newName), flags)
     }
     // No remote has these: the right errno, never a silent no-op.
-    ops.mknod = { req, _, _, _, _ in fuse_reply_err(req, EPERM) }
+    // Only the echo of a file made at the remote (ChangeEcho); a program's mknod is refused.
+    ops.mknod = { req, parent, n, _, _ in if tooLong(req, n) { return }; bridge(req).mknod(Request(raw: req!), UInt64(parent), name(n)) }
     ops.link = { req, _, _, _ in fuse_reply_err(req, EPERM) }
     ops.fallocate = { req, _, _, _, _, _ in fuse_reply_err(req, EOPNOTSUPP) }
     ops.copy_file_range = { req, _, offIn, fiIn, _, offOut, fiOut, len, flags in

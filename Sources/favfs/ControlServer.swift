@@ -18,10 +18,16 @@ final class ControlServer: @unchecked Sendable {
     private let lock = NSLock()
     private var keep = false
     private var waiting: LineSocket?
+    /// Called before `ready` and after `cancel`: the mount's own work on its mount point stops
+    /// and starts again (see `FUSEMount.prepareForUnmount`).
+    private let beforeUnmount: @Sendable () -> Void
+    private let unmountCancelled: @Sendable () -> Void
 
-    init(domain: Domain, remote: String, name: String? = nil, mountpoint: String, thumbnails: ThumbnailStore? = nil) {
+    init(domain: Domain, remote: String, name: String? = nil, mountpoint: String, thumbnails: ThumbnailStore? = nil,
+         beforeUnmount: @escaping @Sendable () -> Void = {}, unmountCancelled: @escaping @Sendable () -> Void = {}) {
         self.domain = domain; self.remote = remote; self.name = name; self.mountpoint = mountpoint
         self.thumbnails = thumbnails
+        self.beforeUnmount = beforeUnmount; self.unmountCancelled = unmountCancelled
     }
 
     var keepCache: Bool { lock.withLock { keep } }
@@ -38,6 +44,7 @@ final class ControlServer: @unchecked Sendable {
                 for f in domain.refusedUploads() {
                     s.send("warning: refused by the server, kept in the cache and in lost+found until changed or removed: \(f)")
                 }
+                beforeUnmount()
                 s.send("ready")
             } else if line == "status" {
                 for l in mountStatus() { s.send(l) }
@@ -61,6 +68,7 @@ final class ControlServer: @unchecked Sendable {
                 s.send("end")
             } else if line == "cancel" {
                 lock.withLock { keep = false; waiting = nil }
+                unmountCancelled()
             } else {
                 s.send("error: unknown command")
             }

@@ -136,7 +136,8 @@ struct MountRunner {
         }
         desktopThumbnails?.start()
         let control = ControlServer(domain: domain, remote: remote.description, name: configuration.name, mountpoint: mountpoint,
-                                    thumbnails: thumbnails)
+                                    thumbnails: thumbnails, beforeUnmount: { fuse.prepareForUnmount() },
+                                    unmountCancelled: { fuse.unmountCancelled() })
         try ControlChannel.listen(mountpoint: mountpoint) { control.serve($0) }
         do { try fuse.mount() } catch { throw CLIError("\(error)", status: .configuration) }
 

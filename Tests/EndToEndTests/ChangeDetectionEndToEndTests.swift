@@ -40,13 +40,16 @@ struct ChangeDetectionEndToEndTests {
         #expect(!before.succeeded, "\(c) exists before it was made: \(before)")   // now a cached negative entry
 
         // What a watcher of the deleted items sees (Linux tells watchers of a file or folder
-        // deleted by `notify_delete`, IN_DELETE_SELF; it raises nothing on the parent folder).
-        let watchers = try [b, "gone"].map { name in
+        // deleted by `notify_delete`, IN_DELETE_SELF), and what a watcher of the folder sees,
+        // as a file manager watches it (the mount's echo of each change: IN_CREATE, IN_DELETE,
+        // IN_ATTRIB).
+        let watchers = try [b, "gone", ""].map { name in
             try BackgroundProcess("/usr/bin/python3", [Self.fixture("inotify_watch.py"), dir + "/" + name],
                                   logFile: FileManager.default.temporaryDirectory.appendingPathComponent("inotify-\(root)-\(name).log"))
         }
         defer { watchers.forEach { $0.stop() } }
         #expect(waitUntil(10) { watchers.allSatisfy { $0.log().hasPrefix("ready") } }, "the watchers did not start: \(watchers.map { $0.log() })")
+        let folderWatcher = watchers[2]
 
         try s.seed(files: ["\(root)/\(c)": Data("C\n".utf8)], folders: [])
         try s.remove("\(root)/\(b)")
@@ -60,8 +63,18 @@ struct ChangeDetectionEndToEndTests {
                 && fm.contents(atPath: dir + "/" + a) == rewritten
         }
         #expect(arrived, "the server's changes did not reach the mount within 30 s (poll interval 1 s): \(m.logTail())")
-        let told = waitUntil(10) { watchers.allSatisfy { $0.log().contains("DELETE_SELF") } }
+        let told = waitUntil(10) { watchers[0...1].allSatisfy { $0.log().contains("DELETE_SELF") } }
         #expect(told, "a watcher of a deleted item was not told (IN_DELETE_SELF): \(watchers.map { $0.log() })")
+        // A read-only mount has no echo (the kernel refuses it with EROFS before asking favfs).
+        if s.traits.writable {
+            let expected = ["CREATE \(c)", "DELETE \(b)", "DELETE,ISDIR gone", "ATTRIB \(a)"]
+            let heard = waitUntil(10) { expected.allSatisfy(folderWatcher.log().components(separatedBy: "\n").contains) }
+            #expect(heard, "a watcher of the folder did not hear \(expected): \(folderWatcher.log()) — \(m.logTail())")
+            // The echo changed nothing at the server: the new file is there as made, the deleted ones stay gone.
+            #expect(try s.contents(of: "\(root)/\(c)") == Data("C\n".utf8))
+            #expect(try !s.exists("\(root)/\(b)") && !s.exists("\(root)/gone"))
+            #expect(try s.contents(of: "\(root)/\(a)") == rewritten)
+        }
         if s.traits.writable {
             // The folder is gone here too: making it again is not EEXIST.
             #expect(throws: Never.self) { try fm.createDirectory(atPath: dir + "/gone", withIntermediateDirectories: false) }

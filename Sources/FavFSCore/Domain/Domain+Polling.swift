@@ -126,6 +126,6 @@ extension Domain {
         let shown = lock.withLock { folder.parent.flatMap { namespace[$0]?[folder.name] } != nil }
         forgetSubtree(folder)
         dropPins(folder)
-        if shown { remoteChanges.publish([.removed(folder)]) }
+        if shown { remoteChanges.publish([.removed(folder, folder: true)]) }
     }
 }

@@ -29,7 +29,7 @@ extension Domain {
         let dirtyNow = lock.withLock { Set(dirty.ids) }.union(journaled ?? [])
         for change in changes where !dirtyNow.contains(change.identifier) && journaled != nil {
             switch change {
-            case .removed(let id):
+            case .removed(let id, _):
                 if content.openEntry(id) == nil { content.remove(id) }
                 dropPins(id)   // gone at the remote: a new item of that name is not pinned
             case .modified(let id):

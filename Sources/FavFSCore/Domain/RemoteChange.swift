@@ -5,13 +5,14 @@ import Foundation
 /// (its negative dentry must go), or new content or attributes under the same name (the page
 /// cache must not serve the old version, even at the same size).
 public enum RemoteChange: Sendable, Equatable {
-    case removed(ItemIdentifier)
+    /// `folder`: the name was a folder's (the kernel's echo of it is an `rmdir`).
+    case removed(ItemIdentifier, folder: Bool = false)
     case added(ItemIdentifier)
     case modified(ItemIdentifier)
 
     public var identifier: ItemIdentifier {
         switch self {
-        case .removed(let id), .added(let id), .modified(let id): return id
+        case .removed(let id, _), .added(let id), .modified(let id): return id
         }
     }
 
@@ -23,13 +24,13 @@ public enum RemoteChange: Sendable, Equatable {
         var i = 0, j = 0
         while i < old.count || j < new.count {
             if j == new.count || (i < old.count && old[i].identifier.rawValue < new[j].identifier.rawValue) {
-                changes.append(.removed(old[i].identifier)); i += 1
+                changes.append(.removed(old[i].identifier, folder: old[i].kind == .folder)); i += 1
             } else if i == old.count || new[j].identifier.rawValue < old[i].identifier.rawValue {
                 changes.append(.added(new[j].identifier)); j += 1
             } else {
                 let (a, b) = (old[i], new[j])
                 if a.kind != b.kind {
-                    changes.append(.removed(a.identifier)); changes.append(.added(b.identifier))
+                    changes.append(.removed(a.identifier, folder: a.kind == .folder)); changes.append(.added(b.identifier))
                 } else if differs(a, b) {
                     changes.append(.modified(b.identifier))
                 }
