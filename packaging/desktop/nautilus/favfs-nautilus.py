@@ -212,8 +212,12 @@ if Nautilus is not None:
     TITLES = {action: f"favfs: {label}" for action, label, _ in ACTIONS}
 
     def show_result(action, status, text):
-        """On the main loop: zenity or notify-send if there is one, else a GTK dialog."""
+        """On the main loop: zenity or notify-send if there is one, else a GTK dialog; with no
+        display (a test), standard error."""
         title = TITLES[action]
+        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            print(f"favfs-nautilus: {title}: {text}", file=sys.stderr)
+            return False
         argv = notifier_argv(action, status, title, text)
         if argv is not None:
             try:
@@ -276,6 +280,9 @@ if Nautilus is not None:
             path = local_path(file)
             if path is None or not is_favfs_path(path, current_mounts()):
                 return Nautilus.OperationResult.COMPLETE
+            with self._lock:
+                # Handles compare by address, which Nautilus may use again for a new request.
+                self._cancelled.discard(handle)
             self._pool.submit(self._read, provider, handle, closure, file, path)
             return Nautilus.OperationResult.IN_PROGRESS
 
@@ -290,9 +297,13 @@ if Nautilus is not None:
                     return False  # Nautilus no longer waits for it
             for emblem in emblems:
                 file.add_emblem(emblem)
+            self._complete(closure, provider, handle)
+            return False
+
+        def _complete(self, closure, provider, handle):
+            # A method of its own: the test, which has no closure from Nautilus, replaces it.
             Nautilus.info_provider_update_complete_invoke(
                 closure, provider, handle, Nautilus.OperationResult.COMPLETE)
-            return False
 
         def cancel_update(self, provider, handle):
             with self._lock:
