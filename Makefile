@@ -38,7 +38,7 @@ setup:
 	    apache2 apache2-utils nginx libnginx-mod-http-dav-ext vsftpd samba openssh-server openssh-client openssl curl ca-certificates \
 	    sqlite3 gcc libc6-dev libhiredis0.14 libmemcached11 libmemcachedutil2 \
 	    python3 python3-venv python3-pil \
-	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux strace rsync
+	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux strace rsync desktop-file-utils python3-nautilus
 	scripts/fetch-proftpd.sh /opt/favfs-test/proftpd
 	grep -qsx 'home = /usr/bin' $(VENV)/pyvenv.cfg && grep -qsx 'include-system-site-packages = true' $(VENV)/pyvenv.cfg \
 	    || /usr/bin/python3 -m venv --clear --system-site-packages $(VENV)
