@@ -138,8 +138,9 @@ class FakeFileInfo:
     def add_emblem(self, name):
         self.emblems.append(name)
 
-    def invalidate_extension_info(self):
+    def invalidate_extension_info(self):  # as Nautilus: the extension's emblems go
         self.invalidated += 1
+        self.emblems = []
 
 
 def with_nautilus(path, file):
@@ -176,23 +177,33 @@ def with_nautilus(path, file):
     done = wait_for(lambda: target.invalidated > 0, turn=turn)
     check("Free up space ran and invalidated the emblems", (done, ext.read_state(file)), (True, ("placeholder", False)))
 
-    # Emblems: complete at once outside, later (off the main loop) inside.
-    completed = []
-    info._complete = lambda closure, provider, handle: completed.append(handle)
+    # Emblems: answered at once from what was last read; read off the main loop, and Nautilus
+    # told to ask again when that differs.
+    done = Nautilus.OperationResult.COMPLETE
     outside = FakeFileInfo("/tmp")
-    check("emblems outside: complete at once", info.update_file_info_full(info, "h0", None, outside),
-          Nautilus.OperationResult.COMPLETE)
-    target = FakeFileInfo(file)
-    check("emblems inside: in progress", info.update_file_info_full(info, "h1", None, target),
-          Nautilus.OperationResult.IN_PROGRESS)
-    wait_for(lambda: completed, turn=turn)
-    check("emblems of the evicted file, then completed", (target.emblems, completed), (["emblem-web"], ["h1"]))
-    cancelled = FakeFileInfo(file)
-    info.update_file_info_full(info, "h2", None, cancelled)
-    info.cancel_update(info, "h2")
-    time.sleep(0.5)
+    check("emblems outside: none, nothing read", (info.update_file_info(outside), outside.emblems,
+                                                 info._pending), (done, [], set()))
+    first = FakeFileInfo(file)
+    check("emblems inside, first ask: none known yet", (info.update_file_info(first), first.emblems), (done, []))
+    read = wait_for(lambda: first.invalidated > 0, turn=turn)
+    check("read off the main loop, then Nautilus told to ask again", (read, first.invalidated), (True, 1))
+    info.update_file_info(first)
+    check("asked again: the evicted file's emblems", first.emblems, ["emblem-web"])
+    again = FakeFileInfo(file)
+    info.update_file_info(again)
+    wait_for(lambda: not info._pending, turn=turn)
     turn()
-    check("a cancelled request is not completed", (cancelled.emblems, completed), ([], ["h1"]))
+    check("a later ask: what was known at once, read again, unchanged: not invalidated",
+          (again.emblems, again.invalidated), (["emblem-web"], 0))
+    ext.run_action("pin", [file])
+    wait_for(lambda: ext.read_state(file)[0] == "materialized")
+    changed = FakeFileInfo(file)
+    info.update_file_info(changed)
+    stale = list(changed.emblems)
+    wait_for(lambda: changed.invalidated > 0, turn=turn)
+    info.update_file_info(changed)
+    check("pinned since: the stale emblem at once, then the new ones",
+          (stale, changed.emblems), (["emblem-web"], ["view-pin-symbolic", "emblem-default"]))
 
 
 def main():

@@ -267,44 +267,45 @@ if Nautilus is not None:
             return False
 
     class FavfsInfoProvider(GObject.GObject, Nautilus.InfoProvider):
-        """Emblems, read in worker threads: favfs answers its attributes from memory, but a
-        mount that hangs must not hang Nautilus' main loop."""
+        """Emblems, answered at once from what was last read, and read again in a worker thread:
+        favfs answers its attributes from memory, but a mount that hangs must not hang Nautilus'
+        main loop. When what is read differs from what was shown, the file's extension info is
+        invalidated and Nautilus asks again. (Not nautilus-python's update_file_info_full:
+        Nautilus gives it no usable handle to match a late answer or a cancel with.)"""
+
+        MAX_KNOWN = 20000  # paths remembered; forgotten all at once beyond it
 
         def __init__(self):
             super().__init__()
             self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="favfs-emblems")
-            self._cancelled = set()
-            self._lock = threading.Lock()
+            # Touched on the main loop only: by update_file_info and by _store, an idle callback.
+            self._known = {}       # path: emblems last read
+            self._fresh = set()    # read since Nautilus last asked: answer without reading again
+            self._pending = set()  # being read
 
-        def update_file_info_full(self, provider, handle, closure, file):
+        def update_file_info(self, file):
             path = local_path(file)
             if path is None or not is_favfs_path(path, current_mounts()):
                 return Nautilus.OperationResult.COMPLETE
-            with self._lock:
-                # Handles compare by address, which Nautilus may use again for a new request.
-                self._cancelled.discard(handle)
-            self._pool.submit(self._read, provider, handle, closure, file, path)
-            return Nautilus.OperationResult.IN_PROGRESS
-
-        def _read(self, provider, handle, closure, file, path):
-            emblems = emblems_for_path(path)
-            GLib.idle_add(self._apply, provider, handle, closure, file, emblems)
-
-        def _apply(self, provider, handle, closure, file, emblems):
-            with self._lock:
-                if handle in self._cancelled:
-                    self._cancelled.discard(handle)
-                    return False  # Nautilus no longer waits for it
-            for emblem in emblems:
+            for emblem in self._known.get(path, []):
                 file.add_emblem(emblem)
-            self._complete(closure, provider, handle)
+            if path in self._fresh:
+                self._fresh.discard(path)
+            elif path not in self._pending:
+                self._pending.add(path)
+                self._pool.submit(self._read, file, path)
+            return Nautilus.OperationResult.COMPLETE
+
+        def _read(self, file, path):
+            GLib.idle_add(self._store, file, path, emblems_for_path(path))
+
+        def _store(self, file, path, emblems):
+            self._pending.discard(path)
+            if len(self._known) >= self.MAX_KNOWN:
+                self._known.clear()
+            changed = self._known.get(path, []) != emblems
+            self._known[path] = emblems
+            if changed:
+                self._fresh.add(path)
+                file.invalidate_extension_info()  # Nautilus asks again, and gets these
             return False
-
-        def _complete(self, closure, provider, handle):
-            # A method of its own: the test, which has no closure from Nautilus, replaces it.
-            Nautilus.info_provider_update_complete_invoke(
-                closure, provider, handle, Nautilus.OperationResult.COMPLETE)
-
-        def cancel_update(self, provider, handle):
-            with self._lock:
-                self._cancelled.add(handle)
