@@ -221,8 +221,10 @@ if Nautilus is not None:
         argv = notifier_argv(action, status, title, text)
         if argv is not None:
             try:
-                subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, start_new_session=True)
+                shown = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, start_new_session=True)
+                # Waited for in a thread, so no zombie is left while a dialog stays open.
+                threading.Thread(target=shown.wait, name="favfs-notifier", daemon=True).start()
                 return False
             except OSError:
                 pass
