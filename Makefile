@@ -22,7 +22,8 @@ RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 # moto[server] needs cryptography >= 45, through joserfc, which Debian's pyOpenSSL 23 cannot use).
 # Packaging and its check: dpkg-dev (dpkg-shlibdeps), binutils (strip, readelf), man-db,
 # bash-completion (its loader), passwd (useradd), util-linux (runuser), strace (counts what
-# `ls -l` asks of a mount), rsync, libglib2.0-bin (`gio monitor`: GLib's folder watcher, as file managers use it).
+# `ls -l` asks of a mount), rsync, libglib2.0-bin (`gio monitor`: GLib's folder watcher, as file managers use it);
+# desktop-file-utils and python3-nautilus (check-installed's checks of the file manager actions).
 #
 # Debian's python3 is "externally managed" (PEP 668): pip refuses to install into it. So what
 # Debian lacks or has too old (moto, which brings boto3; pyftpdlib, pyOpenSSL) goes into a virtual
@@ -38,7 +39,8 @@ setup:
 	    apache2 apache2-utils nginx libnginx-mod-http-dav-ext vsftpd samba openssh-server openssh-client openssl curl ca-certificates \
 	    sqlite3 gcc libc6-dev libhiredis0.14 libmemcached11 libmemcachedutil2 \
 	    python3 python3-venv python3-pil \
-	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux strace rsync libglib2.0-bin
+	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux strace rsync libglib2.0-bin \
+	    desktop-file-utils python3-nautilus
 	scripts/fetch-proftpd.sh /opt/favfs-test/proftpd
 	grep -qsx 'home = /usr/bin' $(VENV)/pyvenv.cfg && grep -qsx 'include-system-site-packages = true' $(VENV)/pyvenv.cfg \
 	    || /usr/bin/python3 -m venv --clear --system-site-packages $(VENV)

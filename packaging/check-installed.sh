@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks an installed favfs package the way a user meets it (CI runs it as root after
 # `make deb` and `apt-get install ./favfs_*.deb`): the binary, the man page, completion, the
-# systemd unit, `mount -t fuse.favfs`, and an /etc/fstab line a plain user mounts.
+# systemd unit, the file manager actions, `mount -t fuse.favfs`, and an /etc/fstab line a plain
+# user mounts.
 set -euo pipefail
 fail() { echo "check-installed: FAILED: $*" >&2; exit 1; }
 ok() { echo "check-installed: ok: $*"; }
@@ -36,7 +37,9 @@ files=$(dpkg -L favfs)
 for f in /usr/bin/favfs /usr/share/man/man1/favfs.1.gz /usr/share/bash-completion/completions/favfs \
     /usr/share/zsh/vendor-completions/_favfs /usr/share/fish/vendor_completions.d/favfs.fish \
     /usr/lib/systemd/user/favfs@.service /usr/share/doc/favfs/README.md /usr/share/doc/favfs/changelog.gz \
-    /usr/share/doc/favfs/copyright; do
+    /usr/share/doc/favfs/copyright /usr/lib/favfs/favfs-file-action \
+    /usr/share/nautilus-python/extensions/favfs-nautilus.py /usr/share/kio/servicemenus/favfs.desktop \
+    /usr/share/favfs/thunar/favfs-uca.xml; do
     grep -qx "$f" <<< "$files" || fail "the package lacks $f"
 done
 depends=$(dpkg-query -W -f '${Depends}' favfs)
@@ -104,6 +107,33 @@ grep -q '^Type=notify' "$unit" || fail "the unit is not Type=notify"
 grep -q '^RestartPreventExitStatus=64 65 77 78$' "$unit" || fail "the unit restarts on a configuration error"
 ok "systemd unit favfs@.service"
 
+# The file manager actions: each file where its file manager looks, and well formed; what they
+# do is tested on the mount below.
+[ -x /usr/lib/favfs/favfs-file-action ] || fail "/usr/lib/favfs/favfs-file-action is not executable"
+# KDE runs a service menu that root owns (or that is executable): KDesktopFile::isAuthorizedDesktopFile.
+[ "$(stat -c %U /usr/share/kio/servicemenus/favfs.desktop)" = root ] || fail "the service menu is not root's"
+if command -v desktop-file-validate >/dev/null; then
+    # It knows Type=Application only: Type=Service's MimeType and Actions, and KDE's all/all,
+    # are errors to it and what KIO reads.
+    out=$(desktop-file-validate /usr/share/kio/servicemenus/favfs.desktop 2>&1 \
+        | grep -v -e 'but the type is "Service" while this key is only valid for type "Application"' \
+            -e 'contains value "all/all" which is an invalid MIME type' || true)
+    [ -z "$out" ] || fail "desktop-file-validate favfs.desktop: $out"
+fi
+for exec in pin evict status; do
+    grep -qx "Exec=/usr/lib/favfs/favfs-file-action $exec %F" /usr/share/kio/servicemenus/favfs.desktop \
+        || fail "the service menu does not run favfs-file-action $exec %F"
+done
+commands=$(/usr/bin/python3 -c 'import sys, xml.etree.ElementTree as T
+print("\n".join(a.findtext("command") for a in T.parse(sys.argv[1]).getroot().iter("action")))' \
+    /usr/share/favfs/thunar/favfs-uca.xml) || fail "favfs-uca.xml is not well-formed XML"
+[ "$commands" = "$(printf '/usr/lib/favfs/favfs-file-action %s %%F\n' pin evict status)" ] \
+    || fail "Thunar's actions run: $commands"
+# Compiled into a cache of its own: no __pycache__ left among the package's files.
+PYTHONPYCACHEPREFIX="$work/pycache" /usr/bin/python3 -m py_compile /usr/share/nautilus-python/extensions/favfs-nautilus.py \
+    || fail "the Nautilus extension does not compile"
+ok "file manager actions: Nautilus, Dolphin, Thunar"
+
 # mount -t fuse.favfs (through mount.fuse3), as root.
 mkdir -p "$work/src/sub" "$work/mnt"
 echo hello > "$work/src/hello.txt"
@@ -112,6 +142,13 @@ mount -t fuse.favfs "file://$work/src" "$work/mnt" -o "cache_dir=$work/cache,ro,
 [ "$(cat "$work/mnt/hello.txt")" = hello ] || fail "reading through mount -t fuse.favfs"
 touch "$work/mnt/new" 2>/dev/null && fail "ro was not applied"
 grep -q " $work/mnt fuse.favfs " /proc/mounts || fail "not in /proc/mounts as fuse.favfs"
+# The file manager actions on this mount: favfs-file-action pins, evicts and refuses paths outside;
+# the Nautilus extension's menu and emblems (with python3-nautilus, its providers too).
+out=$("$(dirname "$0")/desktop/test-desktop-actions.sh" "$work/mnt/hello.txt" 2>&1) \
+    || fail "the file manager actions on a mount (packaging/desktop/test-desktop-actions.sh): $out"
+providers=tested
+grep -q 'skipped the providers' <<< "$out" && providers="skipped (no python3-nautilus)"
+ok "file manager actions on a mount: pin, evict, status, refused outside; Nautilus providers $providers"
 umount "$work/mnt" || fail "umount"
 mounted "$work/mnt" && fail "umount left the mount"
 for _ in $(seq 50); do pgrep -f "favfs mount $work/mnt" >/dev/null || break; sleep 0.1; done
