@@ -31,7 +31,7 @@ let package = Package(
         // SMB shares (Samba, Windows, NAS boxes) through Samba's client library.
         .systemLibrary(name: "CSMBClient", path: "Sources/CSMBClient", pkgConfig: "smbclient",
                        providers: [.apt(["libsmbclient-dev"])]),
-        // Linux calls behind _GNU_SOURCE (fallocate's hole punching, renameat2).
+        // Linux calls behind _GNU_SOURCE or macros (hole punching, renameat2, openat2, gettid).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         // Transport: async libcurl, one multi handle on one thread.
@@ -51,7 +51,7 @@ let package = Package(
                 swiftSettings: strict),
 
         // FUSE low-level ops -> core calls; knows nothing of providers.
-        .target(name: "FUSEBridge", dependencies: ["CFuse", "FavFSCore",
+        .target(name: "FUSEBridge", dependencies: ["CFuse", "CLinux", "FavFSCore",
                                                    .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
 

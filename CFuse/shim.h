@@ -8,11 +8,6 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/syscall.h>
-#include <sys/vfs.h>
-#include <fcntl.h>
-#include <linux/openat2.h>
 
 /// Runs the multithreaded loop with a 3.12+ loop config (the macro picks the versioned symbol).
 static inline int favfs_session_loop_mt(struct fuse_session *se, unsigned max_threads, unsigned max_idle) {
@@ -35,36 +30,6 @@ static inline int favfs_reply_data_fd(fuse_req_t req, int fd, off_t offset, size
     buf.buf[0].pos = offset;
     return fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
 }
-
-/// The calling thread's id: the pid the kernel puts in the FUSE requests of that thread
-/// (syscall(2) is variadic, which Swift cannot call).
-static inline pid_t favfs_gettid(void) { return (pid_t)syscall(SYS_gettid); }
-
- /// Opens the folder `path` below `dirfd` as an O_PATH descriptor, refusing any symlink, any
-/// `..` that leaves `dirfd` and any other mount on the way (openat2(2), Linux 5.6+): a name a
-/// server sent can never lead outside the mount. -1 with errno on failure.
-static inline int favfs_open_folder_beneath(int dirfd, const char *path) {
-    struct open_how how;
-    memset(&how, 0, sizeof how);
-    how.flags = __O_PATH | O_DIRECTORY | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
-}
-
-/// Opens the folder `path` as an O_PATH descriptor (O_PATH needs _GNU_SOURCE, which Swift's
-/// Glibc does not define).
-static inline int favfs_open_folder_path(const char *path) { return open(path, __O_PATH | O_DIRECTORY | O_CLOEXEC); }
-
-/// Whether `fd` is a FUSE file system's root whose inode is `ino` (statfs(2)'s FUSE_SUPER_MAGIC).
-static inline int favfs_is_fuse_root(int fd, unsigned long ino) {
-    struct statfs fs;
-    struct stat st;
-    if (fstatfs(fd, &fs) != 0 || fstat(fd, &st) != 0) return 0;
-    return fs.f_type == 0x65735546 && st.st_ino == ino;
-}
-
-/// utimensat(2)'s "now" (a macro Swift does not import).
-static inline long favfs_utime_now(void) { return UTIME_NOW; }
 
 static inline void favfs_fi_set_keep_cache(struct fuse_file_info *fi, int on) { fi->keep_cache = on ? 1 : 0; }
 static inline int favfs_fi_flags(const struct fuse_file_info *fi) { return fi->flags; }

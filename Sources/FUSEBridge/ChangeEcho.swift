@@ -1,5 +1,6 @@
 import Foundation
 import CFuse
+import CLinux
 import FavFSCore
 import Logging
 
