@@ -23,7 +23,10 @@ RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)/favfs
 # Packaging and its check: dpkg-dev (dpkg-shlibdeps), binutils (strip, readelf), man-db,
 # bash-completion (its loader), passwd (useradd), util-linux (runuser), strace (counts what
 # `ls -l` asks of a mount), rsync, libglib2.0-bin (`gio monitor`: GLib's folder watcher, as file managers use it);
-# desktop-file-utils and python3-nautilus (check-installed's checks of the file manager actions).
+# desktop-file-utils and python3-nautilus (check-installed's checks of the file manager actions);
+# a real file manager for the live-desktop tests: Thunar (with xfconf for its settings) on Xvfb,
+# read through AT-SPI (python3-pyatspi, at-spi2-core), and tumbler, its thumbnailer, each on a
+# private session bus (dbus-run-session, from dbus-daemon).
 #
 # Debian's python3 is "externally managed" (PEP 668): pip refuses to install into it. So what
 # Debian lacks or has too old (moto, which brings boto3; pyftpdlib, pyOpenSSL) goes into a virtual
@@ -40,7 +43,7 @@ setup:
 	    sqlite3 gcc libc6-dev libhiredis0.14 libmemcached11 libmemcachedutil2 \
 	    python3 python3-venv python3-pil \
 	    dpkg-dev binutils xz-utils man-db groff-base bash-completion passwd util-linux strace rsync libglib2.0-bin \
-	    desktop-file-utils python3-nautilus
+	    desktop-file-utils python3-nautilus thunar xfconf tumbler xvfb python3-pyatspi at-spi2-core dbus-daemon
 	scripts/fetch-proftpd.sh /opt/favfs-test/proftpd
 	grep -qsx 'home = /usr/bin' $(VENV)/pyvenv.cfg && grep -qsx 'include-system-site-packages = true' $(VENV)/pyvenv.cfg \
 	    || /usr/bin/python3 -m venv --clear --system-site-packages $(VENV)

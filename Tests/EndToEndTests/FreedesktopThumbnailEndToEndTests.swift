@@ -47,6 +47,66 @@ final class FreedesktopThumbnailEndToEndTests: XCTestCase {
         XCTAssertTrue(try m.unmount().succeeded)
     }
 
+    /// tumbler, which Thunar asks for the thumbnails of a folder it shows, finds favfs's
+    /// thumbnails up to date (their Thumb::MTime is the time the mount shows) and downloads no
+    /// image; the one image whose thumbnail was taken away is downloaded and thumbnailed, which
+    /// shows tumbler did look at all three.
+    func testTumblerKeepsTheThumbnailsAndDownloadsNoImage() throws {
+        try E2EGate.require(apache: false)
+        guard let tumblerd = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/x86_64-linux-gnu/tumbler-1"))?.contains("tumblerd"),
+              tumblerd, FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-run-session") else {
+            if TestEnvironment.isCI { return XCTFail("tumbler or dbus-run-session is not installed (make setup installs them)") }
+            throw XCTSkip("tumbler or dbus-run-session is not installed")
+        }
+        let server = try FavartServer.started()
+        defer { server.remove() }
+        guard let python = FavartServer.python else { throw ShellError("python3 missing") }
+        let album = server.root.appendingPathComponent("album")
+        try FileManager.default.createDirectory(at: album, withIntermediateDirectories: true)
+        let names = ["sunset.jpg", "été 1.jpg", "tiny.png"]
+        for name in names {
+            let make = try Shell.run(python, ["-c", "import sys; from PIL import Image; Image.new('RGB', (320, 240), (200, 90, 20)).save(sys.argv[1])",
+                                              album.appendingPathComponent(name).path])
+            XCTAssertEqual(make.status, 0, make.error)
+        }
+        let m = try MountedFavFS(remote: server.url)
+        defer { m.tearDown() }
+        let xdg = m.base.appendingPathComponent("xdg-cache")
+        let mounted = try TimedProcess.run("/usr/bin/env", ["XDG_CACHE_HOME=\(xdg.path)", FavFSBinary.path, "mount", m.path,
+                                                           "--remote", server.url, "--cache-dir", m.cacheDir.path], timeout: 90)
+        XCTAssertTrue(mounted.succeeded, "\(mounted)")
+        let normal = xdg.appendingPathComponent("thumbnails/normal")
+        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: m.path + "/album")), Set(names))
+        let thumbnails = { ((try? FileManager.default.contentsOfDirectory(atPath: normal.path)) ?? []).filter { $0.hasSuffix(".png") } }
+        XCTAssertTrue(waitUntil(30) { thumbnails().count == 3 }, "thumbnails: \(thumbnails())")
+        let files = names.map { m.path + "/album/" + $0 }
+
+        // The control: tiny.png's thumbnail goes, so tumbler must make it from the image.
+        let control = try TimedProcess.run(python, ["-c", Self.thumbnailName, files[2]], timeout: 30)
+        XCTAssertTrue(control.succeeded, "\(control)")
+        try FileManager.default.removeItem(at: normal.appendingPathComponent(control.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let kept = try thumbnails().map { name in (name, try Data(contentsOf: normal.appendingPathComponent(name))) }
+
+        let queued = try TimedProcess.run("/usr/bin/env", ["XDG_CACHE_HOME=\(xdg.path)", "/usr/bin/dbus-run-session", "--",
+                                                          ChangeDetectionEndToEndTests.fixture("tumbler_queue.sh"), "8"] + files, timeout: 60)
+        XCTAssertTrue(queued.succeeded, "\(queued)")
+        XCTAssertTrue(waitUntil(20) { server.log().contains("GET /file?path=album&id=tiny.png") },
+                      "tumbler did not thumbnail the image whose thumbnail was removed (it did not run?): \(server.log())")
+        let downloads = server.log().split(separator: "\n").filter { $0.contains("GET /file") }
+        XCTAssertTrue(downloads.allSatisfy { $0.contains("id=tiny.png") }, "tumbler downloaded an image favfs had a thumbnail of: \(downloads)")
+        for (name, data) in kept {
+            XCTAssertEqual(try? Data(contentsOf: normal.appendingPathComponent(name)), data, "tumbler rewrote \(name)")
+        }
+        XCTAssertTrue(waitUntil(20) { thumbnails().count == 3 }, "tumbler did not make the missing thumbnail: \(thumbnails())")
+        XCTAssertTrue(try m.unmount().succeeded)
+    }
+
+    /// The name of a file's "normal" thumbnail: md5 of its URI as GLib escapes it.
+    static let thumbnailName = #"""
+    import hashlib, sys, urllib.parse
+    print(hashlib.md5(("file://" + urllib.parse.quote(sys.argv[1], safe="/!$&'()*+,;=:@-._~")).encode()).hexdigest() + ".png")
+    """#
+
     /// Reads each thumbnail as a file manager would find it, independently of favfs's code.
     static let checker = #"""
     import hashlib, os, struct, sys, urllib.parse, zlib
