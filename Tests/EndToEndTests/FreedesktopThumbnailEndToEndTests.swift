@@ -12,13 +12,8 @@ final class FreedesktopThumbnailEndToEndTests: XCTestCase {
         let server = try FavartServer.started()
         defer { server.remove() }
         guard let python = FavartServer.python else { throw ShellError("python3 missing") }
-        let album = server.root.appendingPathComponent("album")
-        try FileManager.default.createDirectory(at: album, withIntermediateDirectories: true)
-        for (name, size) in [("sunset.jpg", "640, 480"), ("été 1.jpg", "300, 900"), ("tiny.png", "64, 64")] {
-            let make = try Shell.run(python, ["-c", "import sys; from PIL import Image; Image.new('RGB', (\(size)), (40, 120, 200)).save(sys.argv[1])",
-                                              album.appendingPathComponent(name).path])
-            XCTAssertEqual(make.status, 0, make.error)
-        }
+        try Self.makeImages([("sunset.jpg", "640, 480"), ("été 1.jpg", "300, 900"), ("tiny.png", "64, 64")],
+                            in: server.root.appendingPathComponent("album"), python: python)
         let m = try MountedFavFS(remote: server.url)
         defer { m.tearDown() }
         let xdg = m.base.appendingPathComponent("xdg-cache")
@@ -61,14 +56,8 @@ final class FreedesktopThumbnailEndToEndTests: XCTestCase {
         let server = try FavartServer.started()
         defer { server.remove() }
         guard let python = FavartServer.python else { throw ShellError("python3 missing") }
-        let album = server.root.appendingPathComponent("album")
-        try FileManager.default.createDirectory(at: album, withIntermediateDirectories: true)
         let names = ["sunset.jpg", "été 1.jpg", "tiny.png"]
-        for name in names {
-            let make = try Shell.run(python, ["-c", "import sys; from PIL import Image; Image.new('RGB', (320, 240), (200, 90, 20)).save(sys.argv[1])",
-                                              album.appendingPathComponent(name).path])
-            XCTAssertEqual(make.status, 0, make.error)
-        }
+        try Self.makeImages(names.map { ($0, "320, 240") }, in: server.root.appendingPathComponent("album"), python: python)
         let m = try MountedFavFS(remote: server.url)
         defer { m.tearDown() }
         let xdg = m.base.appendingPathComponent("xdg-cache")
@@ -99,6 +88,16 @@ final class FreedesktopThumbnailEndToEndTests: XCTestCase {
         }
         XCTAssertTrue(waitUntil(20) { thumbnails().count == 3 }, "tumbler did not make the missing thumbnail: \(thumbnails())")
         XCTAssertTrue(try m.unmount().succeeded)
+    }
+
+    /// Images of these names and sizes ("W, H") in `folder`, made with Pillow.
+    static func makeImages(_ images: [(name: String, size: String)], in folder: URL, python: String) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (name, size) in images {
+            let make = try Shell.run(python, ["-c", "import sys; from PIL import Image; Image.new('RGB', (\(size)), (40, 120, 200)).save(sys.argv[1])",
+                                              folder.appendingPathComponent(name).path])
+            guard make.status == 0 else { throw ShellError("making \(name): \(make.error)") }
+        }
     }
 
     /// The name of a file's "normal" thumbnail: md5 of its URI as GLib escapes it.

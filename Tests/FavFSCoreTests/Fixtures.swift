@@ -62,6 +62,8 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     var uploadDelay: UInt64 = 0
     /// Nanoseconds each listing takes on top of the real one (a slow server).
     var listingDelay: UInt64 = 0
+    /// Runs before each time is set (it may throw, as a server in trouble would, or wait).
+    var setModifiedHook: (@Sendable (ItemIdentifier) async throws -> Void)?
 
     init(_ inner: any Provider) { self.inner = inner }
     var remoteDescription: String { inner.remoteDescription }
@@ -127,6 +129,9 @@ extension RecordingProvider: WritableProvider {
     func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item {
         try await w.move(item, to: destination, replacing: replacing)
     }
-    func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item { try await w.setModified(id, to: time) }
+    func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item {
+        if let hook = setModifiedHook { try await hook(id) }
+        return try await w.setModified(id, to: time)
+    }
     func createSymlink(_ id: ItemIdentifier, target: String) async throws -> Item { try await w.createSymlink(id, target: target) }
 }

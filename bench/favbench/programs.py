@@ -144,5 +144,36 @@ def rsync_again():
                 f"rsync -a of {RSYNC_FILES} files, remount, the same rsync -a again: the second run's time")
 
 
+def _git_source(root):
+    """A repository of the rsync tree (300 files in 24 folders), one commit, made once per run."""
+    if os.path.isdir(os.path.join(root, ".git")):
+        return root
+    _rsync_source(root)
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-q", "-m", "tree"]):
+        proc.run(["git", "-C", root] + args, timeout=120)
+    return root
+
+
+def git_clone():
+    """`git clone` of a local 300-file repository into the mount: objects written as packs,
+    then 300 files checked out in 24 folders."""
+    def measure(ctx, tool):
+        source = _git_source(os.path.join(ctx.workdir, "git-source"))
+
+        def run(folder):
+            dest = os.path.join(folder, "clone")
+            t0 = time.perf_counter()
+            proc.run(["git", "clone", "-q", "--no-hardlinks", source, dest], timeout=ctx.timeout)
+            took = time.perf_counter() - t0
+            status = proc.run(["git", "-C", dest, "status", "--porcelain"], timeout=ctx.timeout).stdout
+            if status.strip():
+                raise proc.ToolError(f"git clone in the {tool} folder: the checkout differs: {status[:200]}")
+            return took
+        return _in_folder(ctx, tool, run)
+    return Case("git_clone", "s", False, ["favfs", "rclone", "disk"], measure,
+                f"git clone of a local {RSYNC_FILES}-file repository (one commit) into the folder; the program's own time")
+
+
 def program_cases(ds):
-    return [sqlite_transactions(), editor_save(), rsync_again()]
+    return [sqlite_transactions(), editor_save(), rsync_again(), git_clone()]

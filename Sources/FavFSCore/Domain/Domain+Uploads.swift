@@ -199,21 +199,38 @@ extension Domain {
                 log.error("cannot record the upload of \(id): \(error)")
             }
         }
-        let state: DirtyState? = lock.withLock {
-            guard recorded, dirty.unchanged(id, generation: generation) != nil else {
-                dirty.endCommit(id)
-                return nil
+        // A time set while the upload ran and not applied before it was recorded (`cp -p`,
+        // rsync's utimensat just before its rename): applied before the item counts as clean,
+        // so a rename waiting for the upload moves the file only once it has its time (applied
+        // after, it raced rsync's rename of its temporary file and went to a name that no
+        // longer existed: rsync sent the file again).
+        var applied = timeApplied
+        var lateTimeSet = false
+        var state: DirtyState?
+        while true {
+            enum Step { case done(DirtyState?), lateTime(Timestamp) }
+            let step: Step = lock.withLock {
+                guard recorded, dirty.unchanged(id, generation: generation) != nil else {
+                    dirty.endCommit(id)
+                    return .done(nil)
+                }
+                if let m = dirty[id]?.pendingModified, m != applied { return .lateTime(m) }
+                content.setVersion(id, Self.contentVersion(item))
+                // Noted: a listing begun before this upload must not bring back the old version.
+                namespace.replaceIfListed(item, noting: true)
+                handles.forgetOpenedVersion(id)
+                return .done(dirty.confirmed(id))
             }
-            content.setVersion(id, version)
-            // Noted: a listing begun before this upload must not bring back the old version.
-            namespace.replaceIfListed(item, noting: true)
-            handles.forgetOpenedVersion(id)
-            return dirty.confirmed(id)
+            guard case .lateTime(let m) = step else {
+                if case .done(let s) = step { state = s }
+                break
+            }
+            if let updated = await applyLateTime(id, m, to: item) { item = updated; lateTimeSet = true }
+            applied = m
         }
         if let state {
-            // A time set while the upload ran (`cp -p`, rsync): at the remote, or kept here
-            // where the remote keeps none.
-            if let m = state.pendingModified, m != timeApplied { await applyTimeAfterCommit(id, m) }
+            // Its new time (and, where a time is part of it, version) in the store too.
+            if lateTimeSet { setPlaceholder(item) }
             for waiter in state.waiters { waiter.resume() }
             log.info("uploaded \(id) (\(item.size) bytes, version \(item.version ?? "-"))")
             return true
@@ -227,21 +244,33 @@ extension Domain {
         return false
     }
 
-    /// A time set while the upload ran and not applied before it was recorded: set now, with a
-    /// few tries for a transient failure (a lost time makes `rsync -a` send the file again);
-    /// a time the remote refuses for good is logged, never silently dropped.
-    private func applyTimeAfterCommit(_ id: ItemIdentifier, _ time: Timestamp) async {
+    /// A time set while the upload ran and not applied before it was recorded: set at the
+    /// remote now, while the item still counts as uploading, with a few tries for a transient
+    /// failure (a lost time makes `rsync -a` send the file again). Returns the item with its
+    /// new time (and version, where a time is part of it), or nil when it was not set; a time
+    /// the remote refuses for good is logged, never silently dropped.
+    private func applyLateTime(_ id: ItemIdentifier, _ time: Timestamp, to item: Item) async -> Item? {
+        guard let w = try? writer(id) else { return nil }
         for attempt in 1...3 {
             do {
-                _ = try await setModified(id, time)
-                return
+                var updated = try await w.setModified(id, to: time)
+                updated.kind = .file
+                return updated
+            } catch let e as ProviderError where e.kind == .notSupported {
+                // Kept here, bound to what was just uploaded.
+                guard let version = item.contentTag else { return nil }
+                keepTime(id, version: version, time: time, because: e)
+                var kept = item
+                kept.modifiedTime = time
+                return kept
             } catch let e as ProviderError where e.isTransient && attempt < 3 {
                 try? await Task.sleep(nanoseconds: UInt64(attempt) * 500_000_000)
             } catch {
                 log.warning("cannot set the modification time of \(id) after its upload: \(error); the server keeps the time of the upload")
-                return
+                return nil
             }
         }
+        return nil
     }
 
     func finishFailed(_ id: ItemIdentifier, _ e: ProviderError) {
