@@ -96,6 +96,36 @@ final class DesktopNotificationsEndToEndTests: XCTestCase {
         XCTAssertTrue(body.contains(m.path + "/small/big.bin") && body.contains(m.cacheDir.path + "/lost+found/") && body.contains("413"), body)
     }
 
+    /// The server goes away and comes back: one notification each way, however many polls
+    /// fail in between.
+    func testTheRemoteOfflineAndBackIsToldOnceEach() throws {
+        try E2EGate.require(apache: true)
+        try requireBus()
+        let bus = try PrivateSessionBus()
+        defer { bus.stop() }
+        let apache = try ApacheServer()
+        try apache.write(["a.txt": Data("a\n".utf8)])
+        try apache.start()
+        defer { apache.remove() }
+        let m = try MountedFavFS(remote: apache.davURL)
+        defer { m.tearDown() }
+        try m.mountOrThrow(extraArgs: ["--poll-interval", "1", "--dir-cache-time", "1", "--timeout", "5"],
+                           environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m.path), ["a.txt"])
+        apache.stop()
+        let offline = bus.waitForNotifications(1, timeout: 30)
+        XCTAssertEqual(offline.first?["summary"] as? String, "favfs: \(apache.davURL) is offline",
+                       "\(offline) \(m.logProblems())")
+        sleep(8)  // polls keep failing: no more notifications
+        XCTAssertEqual(bus.notifications().count, 1, "\(bus.notifications())")
+        try apache.start()
+        let back = bus.waitForNotifications(2, timeout: 30)
+        XCTAssertEqual(back.count, 2, "\(back) \(m.logProblems())")
+        XCTAssertTrue((back.last?["summary"] as? String)?.hasSuffix(" is back online") == true, "\(back)")
+        sleep(3)
+        XCTAssertEqual(bus.notifications().count, 2, "\(bus.notifications())")
+    }
+
     func testNoNotificationsWithTheOption() throws {
         try E2EGate.require(apache: false)
         try requireBus()
