@@ -144,7 +144,10 @@ public final class DesktopNotifier: @unchecked Sendable {
     }
 
     private func send(_ note: Note) {
-        for attempt in 0..<2 {
+        // A connection kept from an earlier note may have died (the bus restarted, the session
+        // ended and began again): then once more on a new one.
+        let attempts = connection?.isOpen == true ? 2 : 1
+        for attempt in 0..<attempts {
             do {
                 if connection?.isOpen != true {
                     connection = nil
@@ -163,10 +166,9 @@ public final class DesktopNotifier: @unchecked Sendable {
                 unavailable("the session bus has no notification server (\(e.name))")
                 return
             } catch {
-                // A connection kept from before may have died (the bus restarted): once more, anew.
                 connection?.close()
                 connection = nil
-                if attempt == 1 { unavailable("session bus: \(error)") }
+                if attempt == attempts - 1 { unavailable("session bus: \(error)") }
             }
         }
     }

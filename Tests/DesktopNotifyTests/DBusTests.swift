@@ -154,6 +154,22 @@ final class DBusTests: XCTestCase {
         n.stop()
     }
 
+    /// A connection that died (the bus restarted) is made again for the next notification.
+    func testTheNotifierReconnects() throws {
+        try requireBus()
+        let bus = try PrivateSessionBus()
+        defer { bus.stop() }
+        let n = DesktopNotifier(mountpoint: "/mnt/x", environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        defer { n.stop() }
+        n.notify(.init(key: "1", summary: "before", body: "b"))
+        n.drain()
+        XCTAssertEqual(bus.waitForNotifications(1).count, 1)
+        try bus.restart()
+        n.notify(.init(key: "2", summary: "after", body: "b"))
+        n.drain()
+        XCTAssertEqual(bus.waitForNotifications(2).compactMap { $0["summary"] as? String }, ["before", "after"])
+    }
+
     func testLimiter() {
         var l = NotificationLimiter()
         XCTAssertEqual(l.admit(key: "a", now: 0), .send)

@@ -6,7 +6,8 @@ import Foundation
 public final class PrivateSessionBus: @unchecked Sendable {
     public let directory: URL
     public let address: String
-    private let daemon: BackgroundProcess
+    private let listen: String
+    private var daemon: BackgroundProcess
     private var server: BackgroundProcess?
     public var notificationLog: URL { directory.appendingPathComponent("notifications.jsonl") }
 
@@ -20,10 +21,15 @@ public final class PrivateSessionBus: @unchecked Sendable {
     public init(notificationServer: Bool = true, abstract: Bool = false) throws {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("favfs-bus-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let listen = abstract ? "unix:abstract=\(directory.path)/bus" : "unix:path=\(directory.path)/bus"
-        let log = directory.appendingPathComponent("dbus-daemon.log")
-        daemon = try BackgroundProcess("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address", "--address=\(listen)"],
-                                       logFile: log)
+        listen = abstract ? "unix:abstract=\(directory.path)/bus" : "unix:path=\(directory.path)/bus"
+        (daemon, address) = try Self.startDaemon(listen: listen, log: directory.appendingPathComponent("dbus-daemon.log"))
+        if notificationServer { try startNotificationServer() }
+    }
+
+    private static func startDaemon(listen: String, log: URL) throws -> (BackgroundProcess, String) {
+        try? FileManager.default.removeItem(at: log)
+        let daemon = try BackgroundProcess("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address", "--address=\(listen)"],
+                                           logFile: log)
         var printed = ""
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
@@ -36,8 +42,17 @@ public final class PrivateSessionBus: @unchecked Sendable {
             daemon.stop()
             throw ShellError("dbus-daemon did not print its address: \(printed)")
         }
-        address = printed
-        if notificationServer { try startNotificationServer() }
+        return (daemon, printed)
+    }
+
+    /// The bus goes away (every connection to it breaks) and a new one starts on the same
+    /// socket, with a new notification server; what was received so far stays in the log.
+    public func restart() throws {
+        server?.stop()
+        daemon.stop()
+        if listen.hasPrefix("unix:path=") { try? FileManager.default.removeItem(atPath: String(listen.dropFirst(10))) }
+        (daemon, _) = try Self.startDaemon(listen: listen, log: directory.appendingPathComponent("dbus-daemon.log"))
+        try startNotificationServer()
     }
 
     public func startNotificationServer() throws {
