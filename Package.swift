@@ -55,8 +55,14 @@ let package = Package(
                                                    .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
 
+        // Desktop notifications: a minimal D-Bus client (no libdbus) and the rate limit; knows
+        // nothing of the core (the favfs target turns its events into notes). A library of its
+        // own so that its tests can run it against a real dbus-daemon.
+        .target(name: "DesktopNotify", dependencies: [.product(name: "Logging", package: "swift-log")],
+                swiftSettings: strict),
+
         .executableTarget(name: "favfs", dependencies: [
-            "FUSEBridge", "FavFSCore", "Providers", "CImage",
+            "FUSEBridge", "FavFSCore", "Providers", "CImage", "DesktopNotify",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
@@ -67,6 +73,7 @@ let package = Package(
         .testTarget(name: "FavFSCoreTests", dependencies: ["FavFSCore", "Providers", "FUSEBridge",
                                                           .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "FUSEBridgeTests", dependencies: ["FUSEBridge", "FavFSCore"]),
+        .testTarget(name: "DesktopNotifyTests", dependencies: ["DesktopNotify", "TestSupport"]),
         // Seeded runs of the core (no FUSE) over the local provider with injected faults and
         // crashes, checked against a reference model.
         .testTarget(name: "ReferenceModelTests", dependencies: ["FavFSCore", "Providers"]),

@@ -64,6 +64,9 @@ struct MountCommand: AsyncParsableCommand {
     @Flag(help: "Write no freedesktop thumbnails (~/.cache/thumbnails) from the remote's previews.")
     var noThumbnails = false
 
+    @Flag(help: "Send no desktop notifications (a conflict copy, an upload the server refused, the remote offline and back) over the session bus.")
+    var noNotifications = false
+
     @Flag(help: "No extended attributes (user.favfs.state, user.favfs.pin): the kernel then stops asking for them, which saves a round trip per write(2) and two per file in 'ls -l'.")
     var noXattrs = false
 
@@ -174,6 +177,7 @@ struct MountCommand: AsyncParsableCommand {
         if allowOther { args.append("--allow-other") }
         if noXattrs { args.append("--no-xattrs") }
         if noThumbnails { args.append("--no-thumbnails") }
+        if noNotifications { args.append("--no-notifications") }
         if let uid { args += ["--uid", String(uid)] }
         if let gid { args += ["--gid", String(gid)] }
         if let umask { args += ["--umask", umask] }

@@ -15,7 +15,7 @@ enum MountHelperArguments {
     ]
     /// The kernel's per-mount flags, passed on as mount(8) defines them.
     static let kernelFlags: Set<String> = ["exec", "noexec", "suid", "nosuid", "dev", "nodev"]
-    static let flags: [String: String] = ["ro": "--read-only", "allow_other": "--allow-other", "no_xattrs": "--no-xattrs", "no_thumbnails": "--no-thumbnails", "foreground": "--foreground"]
+    static let flags: [String: String] = ["ro": "--read-only", "allow_other": "--allow-other", "no_xattrs": "--no-xattrs", "no_thumbnails": "--no-thumbnails", "no_notifications": "--no-notifications", "foreground": "--foreground"]
     static let valued: Set<String> = [
         "cache_dir", "cache_size", "dir_cache_time", "poll_interval", "attr_timeout", "timeout", "log_level", "uid", "gid", "umask", "fsync",
     ]

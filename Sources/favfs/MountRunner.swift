@@ -135,6 +135,9 @@ struct MountRunner {
             FreedesktopThumbnails(domain: domain, store: $0, mountpoint: mountpoint)
         }
         desktopThumbnails?.start()
+        // Desktop notifications of conflicts, refused uploads and the remote offline and back.
+        let notifications = command.noNotifications ? nil
+            : DesktopNotifications(domain: domain, mountpoint: mountpoint, remote: configuration.name ?? remote.description)
         let control = ControlServer(domain: domain, remote: remote.description, name: configuration.name, mountpoint: mountpoint,
                                     thumbnails: thumbnails, beforeUnmount: { fuse.prepareForUnmount() },
                                     unmountCancelled: { fuse.unmountCancelled() })
@@ -152,6 +155,7 @@ struct MountRunner {
         BackingDevice.raiseReadahead(mountpoint: mountpoint, kilobytes: 1024, log: log)
         log.info("mounted \(configuration.name.map { "\($0) (\(remote))" } ?? remote.description) on \(mountpoint) (cache \(cacheDir))")
         notifier.mounted(offline: offline)
+        notifications?.start()
         let systemd = SystemdNotify()
         systemd.ready(status: "mounted \(remote) on \(mountpoint)")
         let reporter = systemd.isActive ? Task { await Self.reportUploads(domain, to: systemd, mountpoint: mountpoint) } : nil
@@ -176,6 +180,7 @@ struct MountRunner {
         // Nothing of this core runs on after the database closes: uploads left are in the
         // journal, read-ahead and pinned downloads start again at the next mount.
         _ = await domain.stopBackgroundWork(within: 10)
+        notifications?.stop()   // after the last uploads: a conflict among them is told too
         let keep = control.keepCache
         let (files, bytes) = domain.shutdown(keepContent: keep)
         log.info(keep ? "unmounted; content kept" : "unmounted; evicted \(Plural.count(Int(files), "file")) (\(ByteSize.format(bytes)))")

@@ -17,7 +17,9 @@ public enum TimedProcess {
     }
 
     /// posix_spawn + waitpid (Foundation's Process on Linux can miss the exit of a child that daemonized).
-    public static func run(_ path: String, _ args: [String], stdin: String? = nil, timeout: Double = 120) throws -> Result {
+    /// `environment`: changes to this process's environment for the child (a nil value removes the variable).
+    public static func run(_ path: String, _ args: [String], stdin: String? = nil, timeout: Double = 120,
+                           environment: [String: String?] = [:]) throws -> Result {
         let tmp = URL(fileURLWithPath: NSTemporaryDirectory())
             .appendingPathComponent("favfs-proc-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
@@ -49,9 +51,14 @@ public enum TimedProcess {
 
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.isEmpty ? [] : env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for e in envp { free(e) } }
         var pid: pid_t = 0
         let start = Date()
-        let rc = posix_spawn(&pid, path, &actions, &attr, argv, environ)
+        let rc = envp.isEmpty ? posix_spawn(&pid, path, &actions, &attr, argv, environ)
+            : posix_spawn(&pid, path, &actions, &attr, argv, envp)
         close(fds[0])
         guard rc == 0 else { close(fds[1]); throw ShellError("posix_spawn \(path): \(String(cString: strerror(rc)))") }
         if let stdin {
@@ -193,19 +200,23 @@ public final class MountedFavFS: @unchecked Sendable {
 
     /// Runs `favfs mount` (daemonizing form) and returns its result, whatever it is.
     @discardableResult
-    public func mount(extraArgs: [String] = [], password: String? = nil, timeout: Double = 90) throws -> TimedProcess.Result {
+    /// `environment`: changes to the environment favfs (and so its daemon) runs with.
+    public func mount(extraArgs: [String] = [], password: String? = nil, timeout: Double = 90,
+                      environment: [String: String?] = [:]) throws -> TimedProcess.Result {
         var args = ["mount", mountPoint.path, "--remote", remote, "--cache-dir", cacheDir.path]
         if password != nil { args.append("--password-stdin") }
         if let level = ProcessInfo.processInfo.environment["FAVFS_TEST_LOG_LEVEL"] { args += ["--log-level", level] }
         args += extraArgs
-        let r = try TimedProcess.run(FavFSBinary.path, args, stdin: password.map { $0 + "\n" }, timeout: timeout)
+        let r = try TimedProcess.run(FavFSBinary.path, args, stdin: password.map { $0 + "\n" }, timeout: timeout,
+                                     environment: environment)
         lastMount = r
         return r
     }
 
     /// Mounts and throws (with favfs's output) unless the mount succeeded and is in the mount table.
-    public func mountOrThrow(extraArgs: [String] = [], password: String? = nil, timeout: Double = 90) throws {
-        let r = try mount(extraArgs: extraArgs, password: password, timeout: timeout)
+    public func mountOrThrow(extraArgs: [String] = [], password: String? = nil, timeout: Double = 90,
+                             environment: [String: String?] = [:]) throws {
+        let r = try mount(extraArgs: extraArgs, password: password, timeout: timeout, environment: environment)
         guard r.succeeded else { throw ShellError("favfs mount \(remote) failed: \(r)") }
         guard isMounted else { throw ShellError("favfs mount \(remote) exited 0 but \(path) is not in the mount table: \(r)") }
     }

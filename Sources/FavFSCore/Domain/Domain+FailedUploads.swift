@@ -63,6 +63,8 @@ extension Domain {
         let copy = kept.flatMap { $0 }.map { "a copy is in \($0.path)" } ?? "it could not be copied to lost+found (\(content.lostAndFound.path))"
         log.error("upload of \(id) refused for good: \(error). The file stays in the mount as written until it is changed or removed; \(copy)")
         if let parent = id.parent { folderChanged(parent) }
+        let reason = (error.detail.isEmpty ? "\(error.kind)" : error.detail) + (error.status.map { " (status \($0))" } ?? "")
+        userEvents.publish(.uploadRefused(id, reason: reason, keptAt: kept.flatMap { $0 }?.path))
         for w in waiters { w.resume(throwing: error) }
     }
 }

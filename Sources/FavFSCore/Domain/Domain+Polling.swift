@@ -82,15 +82,18 @@ extension Domain {
     /// Revalidates one folder: its stamp first where the provider has one, then the listing.
     func revalidate(_ folder: ItemIdentifier, round: Int) async {
         if let stamped = provider as? any FolderStampProvider, round % Self.fullListingEvery != 0 {
+            let started = ReachabilityTracker.clock
             do {
-                if let stamp = try await stamped.folderStamp(of: folder) {
-                    if workingSet.stampUnchanged(folder, stamp) { return }
-                }
+                let stamp = try await stamped.folderStamp(of: folder)
+                remoteAnswered(startedAt: started)
+                if let stamp, workingSet.stampUnchanged(folder, stamp) { return }
             } catch let e as ProviderError where e.kind == .notFound {
+                remoteAnswered(startedAt: started)
                 folderGone(folder)
                 return
             } catch {
                 log.debug("poll: stamp of \(folder): \(error)")
+                remoteFailed(error, startedAt: started)
                 return
             }
         }

@@ -359,6 +359,7 @@ extension Domain {
             finishFailed(id, self.error(.localIO, id, "cannot record the conflict copy: \(e)"))
             return
         }
+        userEvents.publish(.conflictCopy(original: id, copy: saved.identifier))
         switch remote {
         case .success: break
         case .failure(let e as ProviderError) where e.kind == .notFound: forgetSubtree(id)

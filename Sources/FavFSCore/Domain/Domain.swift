@@ -51,6 +51,11 @@ public final class Domain: @unchecked Sendable {
     public let remoteChanges = RemoteChangeFeed()
     /// Told of every folder listed for a program (freedesktop thumbnails).
     public let foldersShown = FolderShownFeed()
+    /// Told of what the user must know (a conflict copy, a refused upload, the remote gone
+    /// and back): the desktop notifier subscribes. Published outside `lock`.
+    public let userEvents = UserEventFeed()
+    /// Whether the remote answers, from the outcomes of listings (`remoteAnswered`, `remoteFailed`).
+    let reachability = ReachabilityTracker()
 
     public init(provider: any Provider, store: PlaceholderStore, content: ContentCache, options: DomainOptions) {
         self.provider = provider
@@ -99,6 +104,7 @@ public final class Domain: @unchecked Sendable {
             guard (try? store.item(.rootContainer))?.listedAt != nil else { throw e }
             log.warning("\(e) — serving the placeholders of earlier mounts until it answers")
             lock.withLock { lastNetworkError = "\(Date()): \(e)" }
+            reachability.startOffline()
             return .offline(e)
         }
     }
@@ -264,13 +270,17 @@ public final class Domain: @unchecked Sendable {
     func startRefresh(_ folder: ItemIdentifier) -> Task<FolderState, Error> {
         let t = Task { [self] in
             defer { lock.withLock { refreshes[folder] = nil } }
+            let started = ReachabilityTracker.clock
             do {
-                return try await enumerate(folder)
+                let state = try await enumerate(folder)
+                remoteAnswered(startedAt: started)
+                return state
             } catch {
                 lock.withLock {
                     namespace[folder]?.lastFailure = Self.now
                     if let e = error as? ProviderError, e.isTransient { lastNetworkError = "\(Date()): \(e)" }
                 }
+                remoteFailed(error, startedAt: started)
                 if let e = error as? ProviderError, e.kind == .notFound {
                     folderGone(folder)
                 }
@@ -280,6 +290,23 @@ public final class Domain: @unchecked Sendable {
         }
         refreshes[folder] = t
         return t
+    }
+
+    /// A request to the remote that started at `startedAt` got an answer: if the remote was
+    /// offline, it is back (published once). Call without `lock`.
+    func remoteAnswered(startedAt: Double) {
+        if let event = reachability.succeeded(startedAt: startedAt) {
+            log.notice("\(provider.remoteDescription) answers again")
+            userEvents.publish(event)
+        }
+    }
+
+    /// A request to the remote that started at `startedAt` failed: a network error takes the
+    /// remote offline (published once, not per failure). Call without `lock`.
+    func remoteFailed(_ error: Error, startedAt: Double) {
+        guard let e = error as? ProviderError, let event = reachability.failed(e, startedAt: startedAt) else { return }
+        log.warning("\(provider.remoteDescription) does not answer: \(e)")
+        userEvents.publish(event)
     }
 
     /// Forgets placeholders at and below `id` (it is gone at the remote).

@@ -1,0 +1,88 @@
+import Foundation
+
+/// Something that happened in the mount that the user must know about, even with no terminal
+/// open: the desktop notifier subscribes (`favfs mount` turns these into freedesktop
+/// notifications). Each is published once, when it happens, never while `Domain.lock` is held.
+public enum UserEvent: Sendable, Equatable {
+    /// The remote changed under a local edit: the remote version keeps the name, the local one
+    /// was saved as `copy`.
+    case conflictCopy(original: ItemIdentifier, copy: ItemIdentifier)
+    /// The server refused the upload for good (`reason`, its answer); the file stays in the
+    /// mount as written, with a copy at `keptAt` (in lost+found) when one could be made.
+    case uploadRefused(ItemIdentifier, reason: String, keptAt: String?)
+    /// The remote stopped answering (the error, in words).
+    case remoteOffline(String)
+    /// The remote answers again after `remoteOffline`.
+    case remoteOnline
+}
+
+/// Where user events go: one subscriber, called on the publisher's thread (never under a
+/// lock of the domain's; the subscriber must not block: it queues).
+public final class UserEventFeed: @unchecked Sendable {
+    private let lock = NSLock()
+    private var subscriber: (@Sendable (UserEvent) -> Void)?
+
+    public init() {}
+
+    /// Sets the one subscriber (nil: events are dropped).
+    public func subscribe(_ handler: (@Sendable (UserEvent) -> Void)?) {
+        lock.withLock { subscriber = handler }
+    }
+
+    public func publish(_ event: UserEvent) {
+        lock.withLock { subscriber }?(event)
+    }
+}
+
+/// Whether the remote answers, as the outcomes of requests say: offline after one fails with a
+/// network error (it could not be reached, or did not answer in time), online again at the next
+/// success. A transition is reported once (not once per failure), and only by a request that
+/// started after the last transition: a listing that started while the remote was down and
+/// fails after it came back (or succeeds, among slower ones that fail) says nothing new.
+public final class ReachabilityTracker: @unchecked Sendable {
+    private let lock = NSLock()
+    private var offline = false
+    /// When the state last changed (monotonic seconds).
+    private var changedAt: Double = 0
+
+    public init() {}
+
+    /// Monotonic seconds, for `startedAt`.
+    public static var clock: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    public var isOffline: Bool { lock.withLock { offline } }
+
+    /// A request that started at `startedAt` failed with `error`. Returns the event to publish
+    /// (only when this takes the remote offline).
+    public func failed(_ error: ProviderError, startedAt: Double) -> UserEvent? {
+        guard Self.meansUnreachable(error) else { return nil }
+        return lock.withLock {
+            guard !offline, startedAt >= changedAt else { return nil }
+            offline = true
+            changedAt = Self.clock
+            return .remoteOffline(error.detail.isEmpty ? "\(error.kind)" : error.detail)
+        }
+    }
+
+    /// A request that started at `startedAt` got an answer. Returns the event to publish (only
+    /// when this brings the remote back).
+    public func succeeded(startedAt: Double) -> UserEvent? {
+        lock.withLock {
+            guard offline, startedAt >= changedAt else { return nil }
+            offline = false
+            changedAt = Self.clock
+            return .remoteOnline
+        }
+    }
+
+    /// Offline without an event: the mount started with the remote unreachable (the mount
+    /// command said so); its coming back is reported.
+    public func startOffline() {
+        lock.withLock { offline = true; changedAt = Self.clock }
+    }
+
+    /// The errors that say the remote cannot be reached (not a server that answers with an error).
+    static func meansUnreachable(_ e: ProviderError) -> Bool {
+        e.kind == .unreachable || e.kind == .timedOut
+    }
+}
