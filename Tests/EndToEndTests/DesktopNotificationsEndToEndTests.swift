@@ -70,13 +70,7 @@ final class DesktopNotificationsEndToEndTests: XCTestCase {
         try requireBus()
         let bus = try PrivateSessionBus()
         defer { bus.stop() }
-        let apache = try ApacheServer(extraConfig: """
-            <Location /files/small>
-                LimitRequestBody 1000
-            </Location>
-            """)
-        try FileManager.default.createDirectory(at: apache.documentRoot.appendingPathComponent("small"), withIntermediateDirectories: true)
-        try apache.start()
+        let apache = try ApacheServer.refusingLargeUploads()
         defer { apache.remove() }
         let m = try MountedFavFS(remote: apache.davURL)
         defer { m.tearDown() }

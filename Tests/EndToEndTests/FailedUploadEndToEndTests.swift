@@ -44,13 +44,7 @@ final class FailedUploadEndToEndTests: XCTestCase {
     /// name; removing it removes it; unmount never waits for it.
     func testAnUploadRefusedForGoodStaysVisibleAndGoesToLostAndFound() throws {
         try E2EGate.require(apache: true)
-        let apache = try ApacheServer(extraConfig: """
-            <Location /files/small>
-                LimitRequestBody 1000
-            </Location>
-            """)
-        try FileManager.default.createDirectory(at: apache.documentRoot.appendingPathComponent("small"), withIntermediateDirectories: true)
-        try apache.start()
+        let apache = try ApacheServer.refusingLargeUploads()
         defer { apache.remove() }
         let m = try MountedFavFS(remote: apache.davURL)
         defer { m.tearDown() }

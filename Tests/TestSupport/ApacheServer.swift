@@ -211,3 +211,18 @@ public final class ApacheServer: @unchecked Sendable {
 
     deinit { stop() }
 }
+
+extension ApacheServer {
+    /// A started WebDAV server whose folder `/files/small` refuses any upload over `limit`
+    /// bytes for good (413: LimitRequestBody), for tests of refused uploads.
+    public static func refusingLargeUploads(in folder: String = "small", limit: Int = 1000) throws -> ApacheServer {
+        let apache = try ApacheServer(extraConfig: """
+            <Location /files/\(folder)>
+                LimitRequestBody \(limit)
+            </Location>
+            """)
+        try FileManager.default.createDirectory(at: apache.documentRoot.appendingPathComponent(folder), withIntermediateDirectories: true)
+        try apache.start()
+        return apache
+    }
+}
