@@ -113,15 +113,28 @@ final class ChangeEcho: @unchecked Sendable {
 
     private func loop() {
         while true {
-            let change: RemoteChange? = lock.withLock {
+            let batch: [RemoteChange]? = lock.withLock {
                 while running && (queue.isEmpty || paused) { lock.wait() }
                 guard running else { return nil }
-                busy = true
-                return queue.removeFirst()
+                defer { queue = [] }
+                return queue
             }
-            guard let change else { return }
-            if !echo(change), case .removed = change { notMade(change) }
-            lock.withLock { busy = false; lock.broadcast() }
+            guard let batch else { return }
+            for (i, change) in batch.enumerated() {
+                // Paused or stopped meanwhile (an unmount): no echo starts; removals go to `notMade`.
+                let go = lock.withLock { () -> Bool in
+                    guard running, !paused else { return false }
+                    busy = true
+                    return true
+                }
+                guard go else {
+                    for rest in batch[i...] { if case .removed = rest { notMade(rest) } }
+                    break
+                }
+                let made = echo(change)
+                lock.withLock { busy = false; lock.broadcast() }
+                if !made, case .removed = change { notMade(change) }
+            }
         }
     }
 
