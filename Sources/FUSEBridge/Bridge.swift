@@ -228,16 +228,16 @@ final class Bridge: @unchecked Sendable {
         }
     }
 
-    func read(_ req: Request, _ size: Int, _ offset: Int64, _ fh: UInt64) {
+    func read(_ req: Request, _ ino: UInt64, _ size: Int, _ offset: Int64, _ fh: UInt64) {
         if let r = domain.readIfPresent(handle: fh, offset: offset, size: size) {
-            return reply(req, r)
+            return reply(req, r, ino)
         }
         deadline(req, "read", seconds: readDeadline(handle: fh), onTimeout: { [self] in
             lock.withLock { readTimedOutAt[fh] = Date() }
         })
         Task {
             do {
-                reply(req, try await domain.read(handle: fh, offset: offset, size: size))
+                reply(req, try await domain.read(handle: fh, offset: offset, size: size), ino)
             } catch {
                 log.warning("read: \(error)")
                 req.fail(error)
@@ -245,8 +245,9 @@ final class Bridge: @unchecked Sendable {
         }
     }
 
-    private func reply(_ req: Request, _ r: ReadResult) {
+    private func reply(_ req: Request, _ r: ReadResult, _ ino: UInt64) {
         defer { r.done?() }
+        if r.kernelSizeOutdated { notifier.refreshAttributes(ino) }
         req.reply { raw in
             if r.length == 0 { fuse_reply_buf(raw, nil, 0); return }
             let rc = favfs_reply_data_fd(raw, r.fd, off_t(r.offset), r.length)

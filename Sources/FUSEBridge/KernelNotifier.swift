@@ -29,9 +29,12 @@ final class KernelNotifier: @unchecked Sendable {
     private var again: [(due: Date, parent: UInt64, name: String)] = []
     static let againAfter: TimeInterval = 0.5
     private var running = false
-    /// Held around every notify call and by `stop`, so the session is never used after it ends.
-    private let sessionLock = NSLock()
+    /// The session and how many notify calls use it now (`withSession`): `stop` waits for
+    /// them, so the session is never used after it ends. Not held across a notify call, which
+    /// may block: a read's handler makes one too (`refreshAttributes`).
+    private let sessionUse = NSCondition()
     private var session: OpaquePointer?
+    private var sessionUsers = 0
 
     /// Hears each batch once the kernel has been told (nil: read-only mount).
     private let echo: ChangeEcho?
@@ -40,7 +43,7 @@ final class KernelNotifier: @unchecked Sendable {
 
     /// Starts the thread, for a session that is mounted.
     func start(session se: OpaquePointer) {
-        sessionLock.withLock { session = se }
+        sessionUse.withLock { session = se }
         condition.withLock { running = true }
         let t = Thread { [self] in loop() }
         t.name = "favfs-notify"
@@ -60,7 +63,32 @@ final class KernelNotifier: @unchecked Sendable {
     /// Ends the thread; no notify call runs once this returns. Call after the session loop ended.
     func stop() {
         condition.withLock { running = false; queue = []; again = []; condition.signal() }
-        sessionLock.withLock { session = nil }
+        sessionUse.withLock {
+            session = nil
+            while sessionUsers > 0 { sessionUse.wait() }
+        }
+    }
+
+    /// Runs `body` with the session unless it ended; `stop` waits for it.
+    private func withSession(_ body: (OpaquePointer) -> Void) {
+        let se: OpaquePointer? = sessionUse.withLock {
+            if session != nil { sessionUsers += 1 }
+            return session
+        }
+        guard let se else { return }
+        defer { sessionUse.withLock { sessionUsers -= 1; sessionUse.broadcast() } }
+        body(se)
+    }
+
+    /// Tells the kernel to ask for the attributes of `ino` again, now, on the caller's thread:
+    /// before a read's reply that serves a newer, larger version of the file than the kernel
+    /// knows. Attributes only (offset -1): no page is touched, so a handler may call it while
+    /// its own request holds the page being read.
+    func refreshAttributes(_ ino: UInt64) {
+        withSession { se in
+            let rc = fuse_lowlevel_notify_inval_inode(se, fuse_ino_t(ino), -1, 0)
+            log.debug("inval_inode attributes (\(ino)): \(rc)")
+        }
     }
 
     private func loop() {
@@ -80,8 +108,7 @@ final class KernelNotifier: @unchecked Sendable {
             }
             guard let (batch, late) = next else { return }
             var named: [(parent: UInt64, name: String)] = []
-            sessionLock.withLock {
-                guard let se = session else { return }
+            withSession { se in
                 var folders = Set<UInt64>()
                 for (change, echo) in batch {
                     if let parent = tell(se, change, echoed: echo && self.echo != nil) {

@@ -51,7 +51,7 @@ func makeOperations(extendedAttributes: Bool = true) -> fuse_lowlevel_ops {
     ops.releasedir = { req, _, fi in bridge(req).releasedir(Request(raw: req!), fi!.pointee.fh) }
     ops.fsyncdir = { req, _, _, _ in fuse_reply_err(req, 0) }
     ops.open = { req, ino, fi in bridge(req).open(Request(raw: req!), UInt64(ino), fi!.pointee) }
-    ops.read = { req, _, size, off, fi in bridge(req).read(Request(raw: req!), size, Int64(off), fi!.pointee.fh) }
+    ops.read = { req, ino, size, off, fi in bridge(req).read(Request(raw: req!), UInt64(ino), size, Int64(off), fi!.pointee.fh) }
     // No flush: there is nothing to do at close(2) that release does not do, and without the
     // operation libfuse answers the first FLUSH with ENOSYS, after which the kernel sends none.
     // Every close of a written file was a round trip the writer waited for (release is not).

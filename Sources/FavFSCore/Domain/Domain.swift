@@ -387,6 +387,7 @@ public final class Domain: @unchecked Sendable {
         let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
         if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
         guard f.entry.beginServing(r) else { return nil }
+        guard f.startServing() else { f.entry.endServing(); return nil }
         if let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead) {
             let entry = f.entry, item = f.item, provider = provider, content = content
             tasks.start { try? await content.provide(entry, item: item, range: prefetch.lowerBound..<prefetch.lowerBound,
@@ -397,28 +398,49 @@ public final class Domain: @unchecked Sendable {
     }
 
     /// Reads through the cache: waits for the missing chunks of this range (startProviding) and
-    /// starts read-ahead for a sequential reader.
+    /// starts read-ahead for a sequential reader. A handle that has served nothing yet follows
+    /// the file to its newer version when the remote changed it (`switchToNewerVersion`).
     public func read(handle: UInt64, offset: Int64, size: Int) async throws -> ReadResult {
-        let f = try openFile(handle: handle)
+        var f = try openFile(handle: handle)
         workingSet.foregroundRead(at: Self.now)
-        let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
-        if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
-        let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead)
-        if f.wantsFill() { startFill(f) }
-        // A file larger than the cache disk may lose bytes between their arrival and this
-        // reply (dropPassed, for another request): then they are fetched again.
-        for attempt in 1... {
+        // The size the kernel was told, when the handle moved to a newer version.
+        var toldSize: Int64?
+        var switches = 0, evicted = 0
+        while true {
+            let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
+            let outdated = toldSize.map { $0 < f.item.size } ?? false
+            if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0, kernelSizeOutdated: outdated) }
+            let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead)
+            if f.wantsFill() { startFill(f) }
             do {
-                try await content.provide(f.entry, item: f.item, range: r, prefetch: attempt == 1 ? prefetch : nil, provider: provider)
+                try await content.provide(f.entry, item: f.item, range: r, prefetch: evicted == 0 ? prefetch : nil, provider: provider)
             } catch let e as ProviderError where e.kind == .versionChanged {
+                if switches < 3, let newer = await switchToNewerVersion(handle, from: f) {
+                    switches += 1
+                    toldSize = toldSize ?? f.item.size
+                    f = newer
+                    continue
+                }
                 await refreshItem(f.item.identifier)
                 throw e
             }
-            if f.entry.beginServing(r) { break }
-            if attempt == 5 { throw error(.noSpace, f.item.identifier, "the cache disk is too small to hold even this read") }
+            if f.entry.beginServing(r) {
+                guard f.startServing() else {
+                    // Moved to a newer version by another read meanwhile.
+                    f.entry.endServing()
+                    toldSize = toldSize ?? f.item.size
+                    f = try openFile(handle: handle)
+                    continue
+                }
+                let entry = f.entry
+                return ReadResult(fd: f.entry.fd, offset: offset, length: r.count, done: { entry.endServing() },
+                                  kernelSizeOutdated: outdated)
+            }
+            // A file larger than the cache disk may lose bytes between their arrival and this
+            // reply (dropPassed, for another request): then they are fetched again.
+            evicted += 1
+            if evicted == 5 { throw error(.noSpace, f.item.identifier, "the cache disk is too small to hold even this read") }
         }
-        let entry = f.entry
-        return ReadResult(fd: f.entry.fd, offset: offset, length: r.count, done: { entry.endServing() })
     }
 
     /// Re-reads one item's metadata (after the remote changed under a read).

@@ -53,8 +53,13 @@ public struct ReadResult: Sendable {
     public let length: Int
     /// Called once the reply has been sent from `fd` (the bytes may be dropped after it).
     public let done: (@Sendable () -> Void)?
+    /// The handle moved to a newer version of the file, larger than the one the kernel was
+    /// told of: its attributes must be refreshed before this reply, or the kernel, which
+    /// stops at the size it knows, cuts the read short.
+    public let kernelSizeOutdated: Bool
 
-    public init(fd: Int32, offset: Int64, length: Int, done: (@Sendable () -> Void)? = nil) {
+    public init(fd: Int32, offset: Int64, length: Int, done: (@Sendable () -> Void)? = nil, kernelSizeOutdated: Bool = false) {
         self.fd = fd; self.offset = offset; self.length = length; self.done = done
+        self.kernelSizeOutdated = kernelSizeOutdated
     }
 }

@@ -55,6 +55,17 @@ final class HandleTable: Sendable {
         }
     }
 
+    /// Puts the reader `new` under `handle` in place of `old` and records the version it reads
+    /// as `id`'s last opened one (the kernel's pages of `id` are filled from it from now on).
+    func replaceReader(_ handle: UInt64, _ old: OpenFile, with new: OpenFile, as id: ItemIdentifier, version: String) -> Bool {
+        state.withLock { s in
+            guard s.files[handle] === old else { return false }
+            s.files[handle] = new
+            s.openedVersions[id] = version
+            return true
+        }
+    }
+
     /// Every open file, at this instant.
     var all: [OpenFile] { state.withLock { Array($0.files.values) } }
 

@@ -17,6 +17,11 @@ final class OpenFile: @unchecked Sendable {
     private var prefetchedTo: Int64 = 0
     private var randomReads = 0
     private var fillRequested = false
+    /// Whether a reply was served through this handle, or the handle moved on to a newer
+    /// version (`retireIfUnserved`): a handle moves only while it has served nothing, so a
+    /// program never gets bytes of two versions through one descriptor.
+    private var serving: Serving = .nothingYet
+    private enum Serving { case nothingYet, served, retired }
 
     /// After this many reads that were not sequential, the reader is a random reader of the
     /// whole file: fetching all of it in the background beats a round trip per read.
@@ -50,6 +55,23 @@ final class OpenFile: @unchecked Sendable {
         guard from < to else { return nil }
         prefetchedTo = to
         return from..<to
+    }
+
+    /// Called before a reply is served from this handle's entry; false when the handle has
+    /// moved to a newer version meanwhile (the caller then asks the table for the handle again).
+    func startServing() -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        guard serving != .retired else { return false }
+        serving = .served
+        return true
+    }
+
+    /// True (and the handle retired for good) when nothing was served through it yet.
+    func retireIfUnserved() -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        guard serving == .nothingYet else { return false }
+        serving = .retired
+        return true
     }
 
     /// True once, when this handle's random reads call for fetching the whole file.
