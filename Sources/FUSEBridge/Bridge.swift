@@ -33,7 +33,7 @@ final class Bridge: @unchecked Sendable {
                                                    currentItem: { domain.cachedItem($0) },
                                                    kernelHolds: { inodes.existing($0) != nil },
                                                    notMade: { later.notifier?.enqueue([$0], echo: false) })
-        notifier = KernelNotifier(inodes: inodes, echo: echo)
+        notifier = KernelNotifier(inodes: inodes, echo: echo, currentVersion: { domain.contentVersion(of: $0) })
         later.notifier = notifier
     }
 
@@ -44,6 +44,7 @@ final class Bridge: @unchecked Sendable {
         e.ino = fuse_ino_t(inodes.remember(item.identifier))
         e.generation = 1
         e.attr = attributes.stat(of: item, inode: UInt64(e.ino))
+        inodes.noteTold(UInt64(e.ino), size: Int64(e.attr.st_size))
         e.attr_timeout = options.attrTimeout
         e.entry_timeout = options.entryTimeout
         return e
@@ -105,6 +106,7 @@ final class Bridge: @unchecked Sendable {
     func stat(of item: Item, as id: ItemIdentifier, inode: UInt64) -> stat {
         var st = attributes.stat(of: item, inode: inode)
         if InodeTable.isOrphan(id) { st.st_nlink = 0 }
+        inodes.noteTold(inode, size: Int64(st.st_size))
         return st
     }
 
@@ -207,6 +209,7 @@ final class Bridge: @unchecked Sendable {
                 var fi = fi
                 fi.fh = handle
                 favfs_fi_set_keep_cache(&fi, keep ? 1 : 0)
+                refreshSizeIfOutdated(ino, handle)
                 req.reply { fuse_reply_open($0, &fi) }
             } catch {
                 log.info("open \(id): \(error)")
@@ -220,12 +223,23 @@ final class Bridge: @unchecked Sendable {
                 let (handle, _) = try await domain.openFile(id, write: write, truncate: truncate)
                 var fi = fi
                 fi.fh = handle
+                if !truncate { refreshSizeIfOutdated(ino, handle) }
                 if !req.reply({ fuse_reply_open($0, &fi) }) { domain.closeFile(handle) }
             } catch {
                 log.info("open \(id) for writing: \(error)")
                 req.fail(error)
             }
         }
+    }
+
+    /// The file opened is of another size than the kernel was told (a listing replaced its
+    /// placeholder and the kernel's attributes are not refreshed yet: the notifier's message
+    /// is on its way): the kernel is told to ask again before the open returns, so the first
+    /// read sees the size of the content it reads — not cut at the old size, nor padded to it
+    /// with zeros. No page is touched, so this is safe in a handler.
+    private func refreshSizeIfOutdated(_ ino: UInt64, _ handle: UInt64) {
+        guard let size = domain.openSize(handle: handle), let told = inodes.toldSize(ino), told != size else { return }
+        notifier.refreshAttributes(ino)
     }
 
     func read(_ req: Request, _ ino: UInt64, _ size: Int, _ offset: Int64, _ fh: UInt64) {
@@ -247,7 +261,13 @@ final class Bridge: @unchecked Sendable {
 
     private func reply(_ req: Request, _ r: ReadResult, _ ino: UInt64) {
         defer { r.done?() }
-        if r.kernelSizeOutdated { notifier.refreshAttributes(ino) }
+        if let version = r.grewToVersion {
+            // Told here, before the reply; the listing's notification of the same change is
+            // then not sent again: arriving while the reader's next getattr is in flight, it
+            // would make the kernel drop that answer and end the read at the old size.
+            inodes.noteRefreshed(ino, version: version)
+            notifier.refreshAttributes(ino)
+        }
         req.reply { raw in
             if r.length == 0 { fuse_reply_buf(raw, nil, 0); return }
             let rc = favfs_reply_data_fd(raw, r.fd, off_t(r.offset), r.length)

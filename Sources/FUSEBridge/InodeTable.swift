@@ -9,6 +9,10 @@ final class InodeTable: @unchecked Sendable {
     private var byInode: [UInt64: (id: ItemIdentifier, lookups: UInt64)] = [1: (.rootContainer, 1)]
     private var byIdentifier: [ItemIdentifier: UInt64] = [.rootContainer: 1]
     private var next: UInt64 = 2
+    /// The size last given to the kernel with each inode's attributes (`noteTold`).
+    private var toldSizes: [UInt64: Int64] = [:]
+    /// The content version each inode was last refreshed to by a reader (`noteRefreshed`).
+    private var refreshedVersions: [UInt64: String] = [:]
 
     static let root: UInt64 = 1
 
@@ -35,6 +39,25 @@ final class InodeTable: @unchecked Sendable {
         }
     }
 
+    /// Records the size the kernel was given with the attributes of `ino` (an entry or an attr
+    /// reply): the kernel reads no further than it, and copies up to it whatever a short read
+    /// left, so an open of content of another size must make it ask again.
+    func noteTold(_ ino: UInt64, size: Int64) {
+        lock.withLock { if byInode[ino] != nil { toldSizes[ino] = size } }
+    }
+
+    /// Records that the kernel was told to ask again for the attributes of `ino`, now of content
+    /// version `version` (a reader moved to it: `Bridge.reply`).
+    func noteRefreshed(_ ino: UInt64, version: String) {
+        lock.withLock { if byInode[ino] != nil { refreshedVersions[ino] = version } }
+    }
+
+    /// Whether the kernel was already told of `ino`'s change to `version` (`noteRefreshed`).
+    func wasRefreshed(_ ino: UInt64, to version: String) -> Bool { lock.withLock { refreshedVersions[ino] == version } }
+
+    /// The size last given with the attributes of `ino`; nil when none was recorded.
+    func toldSize(_ ino: UInt64) -> Int64? { lock.withLock { toldSizes[ino] } }
+
     /// The inode of `id` if the kernel holds one, without counting (plain readdir's d_ino).
     func existing(_ id: ItemIdentifier) -> UInt64? { lock.withLock { byIdentifier[id] } }
 
@@ -44,6 +67,8 @@ final class InodeTable: @unchecked Sendable {
             guard let entry = byInode[ino] else { return }
             if entry.lookups <= n {
                 byInode[ino] = nil
+                toldSizes[ino] = nil
+                refreshedVersions[ino] = nil
                 if byIdentifier[entry.id] == ino { byIdentifier[entry.id] = nil }
             } else {
                 byInode[ino]!.lookups = entry.lookups - n

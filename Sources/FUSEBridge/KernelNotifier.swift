@@ -14,7 +14,8 @@ import Logging
 ///   (no event for the folder's watchers), and the inode loses its name, so a new item of
 ///   that name gets a new inode;
 /// - added: `notify_inval_entry` (a cached "no such name" goes);
-/// - modified: `notify_inval_inode` for attributes and every cached page (same size or not);
+/// - modified: `notify_inval_inode` for attributes and every cached page (same size or not),
+///   unless a reader that moved to the new version told the kernel already;
 /// - and for names added or removed, the folder's attributes;
 /// - and half a second later, each added or removed name's entry once more: a lookup the
 ///   kernel sent before the change and answered after the notification (the old answer) would
@@ -39,7 +40,12 @@ final class KernelNotifier: @unchecked Sendable {
     /// Hears each batch once the kernel has been told (nil: read-only mount).
     private let echo: ChangeEcho?
 
-    init(inodes: InodeTable, echo: ChangeEcho?) { self.inodes = inodes; self.echo = echo }
+    /// The content version of an item's placeholder now (nil: not a file).
+    private let currentVersion: @Sendable (ItemIdentifier) -> String?
+
+    init(inodes: InodeTable, echo: ChangeEcho?, currentVersion: @escaping @Sendable (ItemIdentifier) -> String?) {
+        self.inodes = inodes; self.echo = echo; self.currentVersion = currentVersion
+    }
 
     /// Starts the thread, for a session that is mounted.
     func start(session se: OpaquePointer) {
@@ -137,6 +143,12 @@ final class KernelNotifier: @unchecked Sendable {
         switch change {
         case .modified:
             guard let ino = inodes.existing(id) else { return nil }
+            // A reader moved to this version told the kernel already (`refreshAttributes`):
+            // telling it again could race the reader's getattr (see `Bridge.reply`).
+            if let version = currentVersion(id), inodes.wasRefreshed(ino, to: version) {
+                log.debug("inval_inode \(id) (\(ino)): told by its reader already")
+                return nil
+            }
             let rc = fuse_lowlevel_notify_inval_inode(se, fuse_ino_t(ino), 0, 0)
             log.debug("inval_inode \(id) (\(ino)): \(rc)")
             return nil

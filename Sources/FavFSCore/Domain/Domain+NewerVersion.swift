@@ -6,7 +6,11 @@ extension Domain {
     /// the file changed at the server while nothing was mounted, its folder not listed again
     /// yet). The program then reads the new version whole instead of failing with `ESTALE`.
     /// Nil when the handle cannot move (it served bytes already, it writes, the item is no
-    /// longer a clean file, the remote did not answer): the read fails as before.
+    /// longer a clean file, the remote did not answer, the file got smaller): the read fails
+    /// as before. A smaller file cannot be served through the old open: the kernel copies up to
+    /// the size it was told, and a short reply shrinks that size only if no notification came
+    /// in between (the listing that finds the change sends one), so the reader would get zeros
+    /// past the new end. A larger one can: the bridge tells the kernel the new size first.
     func switchToNewerVersion(_ handle: UInt64, from old: OpenFile) async -> OpenFile? {
         guard !old.writable, old.copiedFrom == nil else { return nil }
         let id = old.item.identifier
@@ -15,7 +19,7 @@ extension Domain {
         let (found, isDirty) = snapshot(id)
         guard let item = found, item.kind == .file, !isDirty else { return nil }
         let version = Self.contentVersion(item)
-        guard version != Self.contentVersion(old.item) else { return nil }
+        guard version != Self.contentVersion(old.item), item.size >= old.item.size else { return nil }
         guard let entry = try? retainForOpen(item, version: version, dirty: false) else { return nil }
         let newer = OpenFile(item: item, entry: entry)
         // Another read of this handle may have moved it already, or served a byte.

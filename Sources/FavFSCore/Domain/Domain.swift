@@ -373,6 +373,16 @@ public final class Domain: @unchecked Sendable {
         content.scheduleEviction()
     }
 
+    /// The content version of `id`'s placeholder now (nil: none, or not a file). No network.
+    public func contentVersion(of id: ItemIdentifier) -> String? {
+        cachedItem(id).flatMap { $0.kind == .file ? Self.contentVersion($0) : nil }
+    }
+
+    /// The size of the content an open handle reads, nil for an unknown handle.
+    public func openSize(handle: UInt64) -> Int64? {
+        handles.file(handle).map { f in f.entry.withLock { f.entry.size } }
+    }
+
     func openFile(handle: UInt64) throws -> OpenFile {
         guard let f = handles.file(handle) else {
             throw ProviderError(.badHandle, remote: provider.remoteDescription, detail: "bad file handle \(handle)")
@@ -408,8 +418,8 @@ public final class Domain: @unchecked Sendable {
         var switches = 0, evicted = 0
         while true {
             let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
-            let outdated = toldSize.map { $0 < f.item.size } ?? false
-            if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0, kernelSizeOutdated: outdated) }
+            let grew = toldSize.map { $0 < f.item.size } ?? false ? Self.contentVersion(f.item) : nil
+            if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0, grewToVersion: grew) }
             let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead)
             if f.wantsFill() { startFill(f) }
             do {
@@ -434,7 +444,7 @@ public final class Domain: @unchecked Sendable {
                 }
                 let entry = f.entry
                 return ReadResult(fd: f.entry.fd, offset: offset, length: r.count, done: { entry.endServing() },
-                                  kernelSizeOutdated: outdated)
+                                  grewToVersion: grew)
             }
             // A file larger than the cache disk may lose bytes between their arrival and this
             // reply (dropPassed, for another request): then they are fetched again.

@@ -53,13 +53,13 @@ public struct ReadResult: Sendable {
     public let length: Int
     /// Called once the reply has been sent from `fd` (the bytes may be dropped after it).
     public let done: (@Sendable () -> Void)?
-    /// The handle moved to a newer version of the file, larger than the one the kernel was
-    /// told of: its attributes must be refreshed before this reply, or the kernel, which
-    /// stops at the size it knows, cuts the read short.
-    public let kernelSizeOutdated: Bool
+    /// The content version the handle moved to, when it is of a newer, larger file than the
+    /// kernel was told of: the kernel must ask for the attributes again before this reply, or,
+    /// stopping at the size it knows, it cuts the read short.
+    public let grewToVersion: String?
 
-    public init(fd: Int32, offset: Int64, length: Int, done: (@Sendable () -> Void)? = nil, kernelSizeOutdated: Bool = false) {
+    public init(fd: Int32, offset: Int64, length: Int, done: (@Sendable () -> Void)? = nil, grewToVersion: String? = nil) {
         self.fd = fd; self.offset = offset; self.length = length; self.done = done
-        self.kernelSizeOutdated = kernelSizeOutdated
+        self.grewToVersion = grewToVersion
     }
 }
