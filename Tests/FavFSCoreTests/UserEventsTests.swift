@@ -48,7 +48,7 @@ final class UserEventsTests: XCTestCase {
     }
 
     func testTheFeedCallsItsOneSubscriber() {
-        let feed = UserEventFeed()
+        let feed = Feed<UserEvent>()
         feed.publish(.remoteOnline)  // nobody listens: dropped
         let got = LockedEvents()
         feed.subscribe { got.append($0) }

@@ -242,4 +242,33 @@ final class BackgroundWorkTests: XCTestCase {
         d.closeFile(h)
         _ = d.shutdown(keepContent: true)
     }
+
+    /// An enumeration is background work the domain owns: the unmount cancels a listing still
+    /// running (a slow server) and whoever waited for it is answered, instead of the listing
+    /// running on behind the database the unmount closes. No listing starts after that.
+    func testTheUnmountCancelsAListingInFlight() async throws {
+        let f = try LocalFixture()
+        try f.write("a/x.txt", Data("x".utf8))
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        f.provider.listingDelay = 120_000_000_000
+        d.listRootAhead()
+        let waiter = Task { try await d.children(of: .rootContainer) }
+        for _ in 0..<500 where f.provider.enumerations(of: .rootContainer) == 0 { try await Task.sleep(nanoseconds: 10_000_000) }
+        XCTAssertEqual(f.provider.enumerations(of: .rootContainer), 1, "one listing, shared")
+        let started = Date()
+        let left = await d.stopBackgroundWork(within: 20)
+        XCTAssertEqual(left, 0, "the listing ended")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "cancelled, not waited out")
+        let answered = await waiter.result
+        XCTAssertThrowsError(try answered.get(), "the listing was cancelled, its waiter told")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        // Once stopped, a folder asked for is not listed.
+        do {
+            let listed = try await d.children(of: ItemIdentifier("/a"))
+            XCTFail("listed after the unmount began: \(listed.map(\.name))")
+        } catch {}
+        XCTAssertEqual(f.provider.enumerations(of: ItemIdentifier("/a")), 0)
+        _ = d.shutdown(keepContent: true)
+    }
 }

@@ -75,7 +75,7 @@ final class CoreHarness: @unchecked Sendable {
         // The journal first, then the root listing (a listing merged before the journal's
         // dirty items are known dropped them: fixed in MountRunner).
         domain.resumeUploads()
-        await domain.listRootAhead().value
+        _ = await domain.listRootAhead()?.result
         try await settle(step: -1)
     }
 

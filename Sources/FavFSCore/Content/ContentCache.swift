@@ -28,6 +28,9 @@ public final class ContentCache: @unchecked Sendable {
     private var superseded: [ContentEntry] = []
     private var nextFile: Int64
     private var evictionPending = false
+    /// The eviction passes this cache started (`scheduleEviction`): `stopEvicting` ends them
+    /// before the store closes.
+    private let passes = OwnedTasks()
     /// Set at unmount (`stopDownloads`): no download starts any more. Atomic, not under `lock`:
     /// it is read with an entry's lock held.
     private let closing = Atomic<Bool>(false)
@@ -334,11 +337,12 @@ public final class ContentCache: @unchecked Sendable {
             return true
         }
         guard start else { return }
-        Task(priority: .utility) { [self] in
+        passes.start(priority: .utility) { [self] in
             // At most one pass per `evictionInterval`: a pass sums the whole content table,
             // and `cp -r` of thousands of files closes one every few hundred microseconds.
             let wait = lock.withLock { lastEviction + Self.evictionInterval - Date().timeIntervalSince1970 }
             if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait * 1e9)) }
+            if Task.isCancelled { return }
             // Cleared first: a change made while this pass runs schedules the next one.
             lock.withLock {
                 evictionPending = false
@@ -458,6 +462,12 @@ public final class ContentCache: @unchecked Sendable {
     /// Unmount: no new download starts; those running (read-ahead, prefetch) are cancelled and
     /// awaited for up to `timeout` seconds, so that their entries are released and recorded
     /// and `evictAll` finds nothing in use.
+    /// Cancels the eviction pass waiting to run and waits for one running (`scheduleEviction`);
+    /// none starts after. Before `evictAll` and the store's close at unmount.
+    public func stopEvicting(within seconds: Double) async -> Int {
+        await passes.shutdown(within: seconds)
+    }
+
     public func stopDownloads(timeout: Double) {
         closing.store(true, ordering: .releasing)
         let running = lock.withLock { entries.values.flatMap { e in e.withLock { Array(e.inflight.values) } } }

@@ -28,17 +28,8 @@ extension Domain {
     /// pin would download it again at once).
     public func evict(_ id: ItemIdentifier) async throws -> EvictionReport {
         _ = try await existingItem(id)
-        if let root = pins.root(covering: id), root != id {
-            throw error(.invalidName, id, "pinned through \(root.rawValue): unpin that folder, or free up space on it")
-        }
         var report = EvictionReport()
-        let prefix = id.isRoot ? "/" : id.rawValue + "/"
-        report.unpinned = pins.all.filter { $0 == id || $0.rawValue.hasPrefix(prefix) }
-        if !report.unpinned.isEmpty {
-            do { try store.removePin(id) } catch { throw self.error(.localIO, id, "cannot remove the pin: \(error)") }
-            pins.remove(id)
-            log.info("unpinned \(report.unpinned.map(\.rawValue).joined(separator: ", ")) to free up space")
-        }
+        report.unpinned = try pinning.unpinToFreeSpace(id)
         let records: [PlaceholderStore.ContentRecord]
         do { records = try store.contentRecords(atOrBelow: id) }
         catch { throw self.error(.localIO, id, "cannot read the cache index: \(error)") }

@@ -37,24 +37,23 @@ public final class Domain: @unchecked Sendable {
     /// The provider's streamed uploads (and their threshold), looked up once: asked on every write.
     let streamer: (provider: any StreamingUploadProvider, threshold: Int64)?
     private var quotaCache: (at: Double, quota: Quota?)?
-    /// The last error that said the remote could not be reached, with when (for status).
-    var lastNetworkError: String?
     /// Folders in recent use, polled folders' stamps, when a program last read: what
     /// background work goes by.
     let workingSet = WorkingSet()
     /// Per parent folder, the directory read-ahead of its subfolders (`readAheadSiblings`).
     var siblingReadAhead: [ItemIdentifier: SiblingReadAhead] = [:]
-    /// What the user pinned (also in the store), and the downloads that keep it here.
-    let pins: PinSet
-    let pinnedDownloads = PinnedDownloads()
-    /// Told of every change a listing finds at the remote (the bridge tells the kernel).
-    public let remoteChanges = RemoteChangeFeed()
+    /// What the user pinned and the downloads that keep it here (its own part, own tasks).
+    let pinning: Pinning
+    /// Told of every change a listing finds at the remote (the bridge tells the kernel), a
+    /// batch at a time, never empty.
+    public let remoteChanges = Feed<[RemoteChange]>()
     /// Told of every folder listed for a program (freedesktop thumbnails).
-    public let foldersShown = FolderShownFeed()
+    public let foldersShown = Feed<FolderShown>()
     /// Told of what the user must know (a conflict copy, a refused upload, the remote gone
     /// and back): the desktop notifier subscribes. Published outside `lock`.
-    public let userEvents = UserEventFeed()
-    /// Whether the remote answers, from the outcomes of listings (`remoteAnswered`, `remoteFailed`).
+    public let userEvents = Feed<UserEvent>()
+    /// Whether the remote answers, from the outcomes of listings (`remoteAnswered`, `remoteFailed`),
+    /// and the last network error.
     let reachability = ReachabilityTracker()
 
     public init(provider: any Provider, store: PlaceholderStore, content: ContentCache, options: DomainOptions) {
@@ -66,9 +65,7 @@ public final class Domain: @unchecked Sendable {
         streamer = (provider as? any StreamingUploadProvider).map { ($0, $0.streamingThreshold) }
         namespace = Namespace(root: (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder),
                               keptTimes: KeptModifiedTimes((try? store.keptTimes()) ?? []))
-        let pins = PinSet((try? store.pins()) ?? [])
-        self.pins = pins
-        content.setPinnedCheck { pins.covers($0) }
+        pinning = Pinning(store: store, content: content, provider: provider)
     }
 
     static var now: Double { Date().timeIntervalSince1970 }
@@ -103,8 +100,7 @@ public final class Domain: @unchecked Sendable {
         } catch let e as ProviderError where e.isTransient {
             guard (try? store.item(.rootContainer))?.listedAt != nil else { throw e }
             log.warning("\(e) — serving the placeholders of earlier mounts until it answers")
-            lock.withLock { lastNetworkError = "\(Date()): \(e)" }
-            reachability.startOffline()
+            reachability.startOffline(e)
             return .offline(e)
         }
     }
@@ -129,9 +125,10 @@ public final class Domain: @unchecked Sendable {
     /// when stale), so the first `ls` or open in the mount (a file manager shows the root at
     /// once) finds it ready instead of waiting for the server: on a fresh mount with the
     /// server's disk cold, the first open took 10–17 ms, 2 ms with the root listed.
+    /// Owned by `tasks`; nil once the unmount began.
     @discardableResult
-    public func listRootAhead() -> Task<Void, Never> {
-        Task(priority: .utility) { _ = try? await folderState(.rootContainer) }
+    public func listRootAhead() -> Task<Void, Error>? {
+        tasks.run(priority: .utility) { [self] in _ = try? await folderState(.rootContainer) }
     }
 
     // MARK: placeholders
@@ -234,7 +231,7 @@ public final class Domain: @unchecked Sendable {
         let state = try await folderState(folder)
         prefetchSubfolders(of: state)
         readAheadSiblings(of: folder)
-        foldersShown.publish(folder, state.items)
+        foldersShown.publish(FolderShown(folder: folder, items: state.items))
         return state.items
     }
 
@@ -266,9 +263,10 @@ public final class Domain: @unchecked Sendable {
         }
     }
 
-    /// Starts (lock held) an enumeration of `folder` that replaces its placeholders.
+    /// Starts (lock held) an enumeration of `folder` that replaces its placeholders, owned by
+    /// `tasks` (an unmount cancels it). Once the unmount began, a task that fails at once.
     func startRefresh(_ folder: ItemIdentifier) -> Task<FolderState, Error> {
-        let t = Task { [self] in
+        let started = tasks.run { [self] in
             defer { lock.withLock { refreshes[folder] = nil } }
             let started = ReachabilityTracker.clock
             do {
@@ -276,10 +274,7 @@ public final class Domain: @unchecked Sendable {
                 remoteAnswered(startedAt: started)
                 return state
             } catch {
-                lock.withLock {
-                    namespace[folder]?.lastFailure = Self.now
-                    if let e = error as? ProviderError, e.isTransient { lastNetworkError = "\(Date()): \(e)" }
-                }
+                lock.withLock { namespace[folder]?.lastFailure = Self.now }
                 remoteFailed(error, startedAt: started)
                 if let e = error as? ProviderError, e.kind == .notFound {
                     folderGone(folder)
@@ -287,6 +282,10 @@ public final class Domain: @unchecked Sendable {
                 log.warning("listing \(folder) failed: \(error)")
                 throw error
             }
+        }
+        guard let t = started else {
+            let remote = provider.remoteDescription
+            return Task { throw ProviderError(.cancelled, remote: remote, path: folder.rawValue, detail: "unmounting") }
         }
         refreshes[folder] = t
         return t
@@ -521,12 +520,12 @@ public final class Domain: @unchecked Sendable {
     }
 
     public func status() -> Status {
-        let records = ((try? store.contentByLastUse()) ?? []).filter { !$0.ranges.isEmpty && !pins.covers($0.id) }
+        let records = ((try? store.contentByLastUse()) ?? []).filter { !$0.ranges.isEmpty && !pinning.pins.covers($0.id) }
         let pending = pendingUploads()
         return Status(cachedFiles: records.count,
                       cachedBytes: records.reduce(0) { $0 + $1.ranges.count }, cacheLimit: content.limit,
                       pendingUploads: pending.items, pendingBytes: pending.bytes, failedUploads: pending.failed, refusedUploads: refusedUploads(),
-                      lastNetworkError: lock.withLock { lastNetworkError })
+                      lastNetworkError: reachability.lastNetworkError)
     }
 
     /// Ends the mount: evicts all content that is not pinned unless `keepContent`.
@@ -536,7 +535,9 @@ public final class Domain: @unchecked Sendable {
     public func stopBackgroundWork(within seconds: Double) async -> Int {
         // The provider's change feed (a long poll) is background work too.
         await (provider as? any FolderWatchingProvider)?.stopWatching()
-        let left = await tasks.shutdown(within: seconds)
+        async let pinningLeft = pinning.stop(within: seconds)
+        async let evictionLeft = content.stopEvicting(within: seconds)
+        let left = await tasks.shutdown(within: seconds) + pinningLeft + evictionLeft
         if left > 0 { log.warning("\(left) background task(s) still running after \(seconds) s; unmounting anyway") }
         return left
     }

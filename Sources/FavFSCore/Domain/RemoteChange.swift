@@ -55,21 +55,3 @@ public enum RemoteChange: Sendable, Equatable {
     }
 }
 
-/// Where changes found at the remote go: the bridge subscribes and pushes them to the kernel
-/// from a thread of its own (never from a FUSE handler, never while the domain holds a lock).
-public final class RemoteChangeFeed: @unchecked Sendable {
-    private let lock = NSLock()
-    private var subscriber: (@Sendable ([RemoteChange]) -> Void)?
-
-    public init() {}
-
-    /// Sets the one subscriber (nil: changes are only applied to placeholders).
-    public func subscribe(_ handler: (@Sendable ([RemoteChange]) -> Void)?) {
-        lock.withLock { subscriber = handler }
-    }
-
-    func publish(_ changes: [RemoteChange]) {
-        guard !changes.isEmpty, let s = lock.withLock({ subscriber }) else { return }
-        s(changes)
-    }
-}

@@ -16,24 +16,6 @@ public enum UserEvent: Sendable, Equatable {
     case remoteOnline
 }
 
-/// Where user events go: one subscriber, called on the publisher's thread (never under a
-/// lock of the domain's; the subscriber must not block: it queues).
-public final class UserEventFeed: @unchecked Sendable {
-    private let lock = NSLock()
-    private var subscriber: (@Sendable (UserEvent) -> Void)?
-
-    public init() {}
-
-    /// Sets the one subscriber (nil: events are dropped).
-    public func subscribe(_ handler: (@Sendable (UserEvent) -> Void)?) {
-        lock.withLock { subscriber = handler }
-    }
-
-    public func publish(_ event: UserEvent) {
-        lock.withLock { subscriber }?(event)
-    }
-}
-
 /// Whether the remote answers, as the outcomes of requests say: offline after one fails with a
 /// network error (it could not be reached, or did not answer in time), online again at the next
 /// success. A transition is reported once (not once per failure), and only by a request that
@@ -52,9 +34,20 @@ public final class ReachabilityTracker: @unchecked Sendable {
 
     public var isOffline: Bool { lock.withLock { offline } }
 
+    /// The last error that said the remote could not be reached, with when (for status).
+    public var lastNetworkError: String? { lock.withLock { lastError } }
+    private var lastError: String?
+
+    private func note(_ error: ProviderError) {
+        guard error.isTransient else { return }
+        let text = "\(Date()): \(error)"
+        lock.withLock { lastError = text }
+    }
+
     /// A request that started at `startedAt` failed with `error`. Returns the event to publish
     /// (only when this takes the remote offline).
     public func failed(_ error: ProviderError, startedAt: Double) -> UserEvent? {
+        note(error)
         guard Self.meansUnreachable(error) else { return nil }
         return lock.withLock {
             guard !offline, startedAt >= changedAt else { return nil }
@@ -77,7 +70,8 @@ public final class ReachabilityTracker: @unchecked Sendable {
 
     /// Offline without an event: the mount started with the remote unreachable (the mount
     /// command said so); its coming back is reported.
-    public func startOffline() {
+    public func startOffline(_ error: ProviderError? = nil) {
+        if let error { note(error) }
         lock.withLock { offline = true; changedAt = Self.clock }
     }
 

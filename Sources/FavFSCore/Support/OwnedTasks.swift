@@ -2,12 +2,13 @@ import Foundation
 import Synchronization
 
 /// The background tasks one part started (uploads, quiet-time waits, read-ahead, pinned
-/// downloads): it owns them, so its shutdown can cancel them and wait for them, and an unmount
+/// downloads, enumerations): it owns them, so its shutdown can cancel them and wait for them, and an unmount
 /// leaves none running behind the database it closes. A task removes itself when it ends.
 public final class OwnedTasks: Sendable {
     private struct State {
         var next: UInt64 = 0
-        var running: [UInt64: Task<Void, Never>] = [:]
+        /// Each running task's cancellation.
+        var running: [UInt64: @Sendable () -> Void] = [:]
         var closed = false
     }
     private let state = Mutex(State())
@@ -18,16 +19,25 @@ public final class OwnedTasks: Sendable {
     /// work asked for then is left for the next mount (a dirty item stays in the journal).
     @discardableResult
     public func start(priority: TaskPriority? = nil, _ operation: @escaping @Sendable () async -> Void) -> Bool {
+        run(priority: priority) { await operation() } != nil
+    }
+
+    /// Starts `operation` as a task owned here and returns it, for callers that wait for its
+    /// result (an enumeration shared by everyone waiting for that folder). Nil once
+    /// `shutdown` began.
+    public func run<T: Sendable>(priority: TaskPriority? = nil,
+                                 _ operation: @escaping @Sendable () async throws -> T) -> Task<T, Error>? {
         state.withLock { s in
-            guard !s.closed else { return false }
+            guard !s.closed else { return nil }
             let id = s.next
             s.next += 1
             // Registered under the lock the task's end takes: it cannot end unregistered.
-            s.running[id] = Task(priority: priority) { [self] in
-                await operation()
-                _ = state.withLock { $0.running.removeValue(forKey: id) }
+            let task = Task<T, Error>(priority: priority) { [self] in
+                defer { _ = state.withLock { $0.running.removeValue(forKey: id) } }
+                return try await operation()
             }
-            return true
+            s.running[id] = { task.cancel() }
+            return task
         }
     }
 
@@ -38,11 +48,11 @@ public final class OwnedTasks: Sendable {
     /// Returns how many were still running then (a provider call that ignores cancellation):
     /// they are left behind, and the caller says so.
     public func shutdown(within seconds: Double) async -> Int {
-        let tasks = state.withLock { s -> [Task<Void, Never>] in
+        let cancels = state.withLock { s -> [@Sendable () -> Void] in
             s.closed = true
             return Array(s.running.values)
         }
-        for t in tasks { t.cancel() }
+        for cancel in cancels { cancel() }
         let deadline = Date().addingTimeInterval(seconds)
         while count > 0 && Date() < deadline {
             try? await Task.sleep(nanoseconds: 10_000_000)

@@ -36,7 +36,7 @@ final class FreedesktopThumbnails: @unchecked Sendable {
 
     /// Subscribes to the domain's listings.
     func start() {
-        domain.foldersShown.subscribe { [weak self] _, items in self?.folderShown(items) }
+        domain.foldersShown.subscribe { [weak self] shown in self?.folderShown(shown.items) }
     }
 
     func folderShown(_ items: [Item]) {
