@@ -19,6 +19,27 @@ final class InodeTableTests: XCTestCase {
         XCTAssertNotEqual(t.remember(a), ino, "a forgotten inode number is not handed out again")
     }
 
+    /// What the kernel was told of an inode (its size, a reader's refresh to a version) goes
+    /// with the inode, and is never recorded for one the kernel does not hold.
+    func testWhatTheKernelWasToldGoesWithTheInode() {
+        let t = InodeTable()
+        let ino = t.remember(ItemIdentifier("/f"))
+        XCTAssertNil(t.toldSize(ino))
+        t.noteTold(ino, size: 18)
+        t.noteTold(ino, size: 10_800)
+        XCTAssertEqual(t.toldSize(ino), 10_800, "the last size told")
+        t.noteRefreshed(ino, version: "v2")
+        XCTAssertTrue(t.wasRefreshed(ino, to: "v2"))
+        XCTAssertFalse(t.wasRefreshed(ino, to: "v3"), "a later change is told again")
+        t.forget(ino, 1)
+        XCTAssertNil(t.toldSize(ino))
+        XCTAssertFalse(t.wasRefreshed(ino, to: "v2"))
+        t.noteTold(ino, size: 5)
+        t.noteRefreshed(ino, version: "v2")
+        XCTAssertNil(t.toldSize(ino), "nothing kept for an inode the kernel forgot")
+        XCTAssertFalse(t.wasRefreshed(ino, to: "v2"))
+    }
+
     func testTheRootIsNeverForgotten() {
         let t = InodeTable()
         XCTAssertEqual(t.remember(.rootContainer), InodeTable.root)
