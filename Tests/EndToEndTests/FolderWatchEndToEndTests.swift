@@ -50,8 +50,15 @@ struct FolderWatchEndToEndTests {
             ("CREATE,ISDIR made", { try s.seed(files: ["\(root)/made/inside.txt": Data("i\n".utf8)], folders: ["\(root)/made"]) }),
             ("DELETE,ISDIR dir", { try s.remove("\(root)/dir") }),
         ]
+        // A symbolic link made at the server (the local remote keeps them) is echoed as one.
+        var allSteps = steps
+        if let local = s as? LocalConformanceServer {
+            allSteps.append(("CREATE link", {
+                try FileManager.default.createSymbolicLink(atPath: local.root.path + "/\(root)/link", withDestinationPath: "new.txt")
+            }))
+        }
         var delays: [String] = []
-        for step in steps {
+        for step in allSteps {
             let before = Date()
             try step.change()
             var heardAt: Double?
@@ -75,7 +82,11 @@ struct FolderWatchEndToEndTests {
         #expect(try !s.exists("\(root)/old.txt") && !s.exists("\(root)/dir"))
         // And the mount shows what the server has.
         let fm = FileManager.default
-        #expect(Set(try fm.contentsOfDirectory(atPath: dir)) == ["new.txt", "changed.txt", "made"])
+        #expect(Set(try fm.contentsOfDirectory(atPath: dir)) == Set(["new.txt", "changed.txt", "made"] + (s is LocalConformanceServer ? ["link"] : [])))
+        if s is LocalConformanceServer {
+            #expect((try? fm.destinationOfSymbolicLink(atPath: dir + "/link")) == "new.txt", "the echoed link's target")
+            #expect((try? fm.destinationOfSymbolicLink(atPath: local(s) + "/\(root)/link")) == "new.txt", "the echo changed the server's link")
+        }
         #expect(fm.contents(atPath: dir + "/changed.txt") == Data("version 2, longer\n".utf8))
         #expect(fm.contents(atPath: dir + "/made/inside.txt") == Data("i\n".utf8))
 
@@ -125,6 +136,8 @@ struct FolderWatchEndToEndTests {
     }
 
     /// `TIME EVENT NAME` lines: the first time each `EVENT NAME` was heard.
+    private func local(_ s: any ConformanceServer) -> String { (s as? LocalConformanceServer)?.root.path ?? "" }
+
     static func eventTimes(_ log: String) -> [String: Double] {
         var first: [String: Double] = [:]
         for line in log.split(separator: "\n") {
