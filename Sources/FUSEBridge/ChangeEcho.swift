@@ -131,34 +131,44 @@ final class ChangeEcho: @unchecked Sendable {
                     for rest in batch[i...] { if case .removed = rest { notMade(rest) } }
                     break
                 }
-                let made = echo(change)
+                let outcome = echo(change)
                 lock.withLock { busy = false; lock.broadcast() }
-                if !made, case .removed = change { notMade(change) }
+                if outcome == .failed, case .removed = change { notMade(change) }
             }
         }
     }
 
-    /// Makes the change on the mount; false when it was not made.
+    /// What became of one echo.
+    enum Outcome: Equatable {
+        case made
+        /// Nothing to make: the name is back (made here, or listed again) — the kernel must not
+        /// be told of a removal either, or it would drop the new item's entry and inode.
+        case notNeeded
+        /// Not made (for a removal, the notifier tells the kernel instead).
+        case failed
+    }
+
+    /// Makes the change on the mount.
     @discardableResult
-    private func echo(_ change: RemoteChange) -> Bool {
+    private func echo(_ change: RemoteChange) -> Outcome {
         let id = change.identifier
-        guard let parent = id.parent, kernelHolds(parent), let folder = Self.relativeFolder(of: id) else { return false }
+        guard let parent = id.parent, kernelHolds(parent), let folder = Self.relativeFolder(of: id) else { return .failed }
         let name = id.name
         // Everything below happens relative to the mount's root, opened per echo (a descriptor
         // kept open would make every unmount fail as busy), and checked to be this mount's: the
         // echo never touches a file outside it, whatever a server names its items.
         let root = favfs_open_folder_path(mountpoint)
-        guard root >= 0 else { log.debug("echo \(change): cannot open the mount point: \(String(cString: strerror(errno)))"); return false }
+        guard root >= 0 else { log.debug("echo \(change): cannot open the mount point: \(String(cString: strerror(errno)))"); return .failed }
         defer { close(root) }
-        guard favfs_is_fuse_root(root, UInt(InodeTable.root)) != 0 else { log.debug("echo \(change): \(mountpoint) is not this mount"); return false }
+        guard favfs_is_fuse_root(root, UInt(InodeTable.root)) != 0 else { log.debug("echo \(change): \(mountpoint) is not this mount"); return .failed }
         let dir = favfs_open_folder_beneath(root, folder)
-        guard dir >= 0 else { log.debug("echo \(change): cannot open \(parent): \(String(cString: strerror(errno)))"); return false }
+        guard dir >= 0 else { log.debug("echo \(change): cannot open \(parent): \(String(cString: strerror(errno)))"); return .failed }
         defer { close(dir) }
 
         var rc: Int32 = 0
         switch change {
         case .added:
-            guard let item = currentItem(id) else { return false }
+            guard let item = currentItem(id) else { return .failed }
             lock.withLock { pending[id] = .added }
             switch item.kind {
             case .file: rc = mknodat(dir, name, S_IFREG | 0o644, 0)
@@ -167,20 +177,24 @@ final class ChangeEcho: @unchecked Sendable {
             }
         case .removed(_, let folder):
             // The name is back (made here, or listed again) before the echo ran: no delete.
-            guard currentItem(id) == nil else { return false }
+            guard currentItem(id) == nil else { return .notNeeded }
             lock.withLock { pending[id] = .removed(folder: folder) }
             rc = unlinkat(dir, name, folder ? AT_REMOVEDIR : 0)
         case .modified:
-            guard let item = currentItem(id), item.kind != .symlink else { return false }
+            guard let item = currentItem(id), item.kind != .symlink else { return .failed }
             // Both times: the kernel raises IN_ATTRIB (one alone raises IN_MODIFY or IN_ACCESS).
             let t = item.modifiedTime.map { timespec(tv_sec: Int($0.seconds), tv_nsec: Int($0.nanoseconds)) }
                 ?? timespec(tv_sec: 0, tv_nsec: favfs_utime_now())
             rc = [t, t].withUnsafeBufferPointer { utimensat(dir, name, $0.baseAddress, AT_SYMLINK_NOFOLLOW) }
         }
-        let failure = rc == 0 ? "" : ": \(String(cString: strerror(errno)))"
+        let err = rc == 0 ? 0 : errno
         lock.withLock { pending[id] = nil }
-        log.debug("echo \(change)\(failure)")
-        return rc == 0
+        log.debug("echo \(change)\(err == 0 ? "" : ": \(String(cString: strerror(err)))")")
+        if rc == 0 { return .made }
+        // The bridge refuses a removal whose name came back between the check above and the
+        // unlink (`answeredEchoRemove`).
+        if case .removed = change, err == EBUSY { return .notNeeded }
+        return .failed
     }
 
     /// The folder of `id` relative to the mount's root ("." for the root), or nil when a
