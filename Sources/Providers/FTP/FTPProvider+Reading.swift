@@ -69,10 +69,11 @@ extension FTPProvider {
             if let version = item.version, facts != nil { try await requireUnchanged(item.identifier, version: version, command: "RETR") }
             return range.lowerBound..<range.lowerBound
         } catch {
-            // Refused (the file gone, or no longer a file): as when LIST came first, a file
-            // that changed is `.versionChanged`.
-            if let version = item.version, facts != nil, let t = error as? TransportError,
-               FTPReply.group(t.replyLines).last.map({ (500..<600).contains($0.code) }) == true {
+            // Failed after a check that did not show the version (the file gone, changed, or no
+            // longer a file): as when LIST came first, a file that changed is `.versionChanged`,
+            // whatever else went wrong.
+            if let facts, let version = item.version, let t = error as? TransportError, t.kind != .cancelled,
+               !facts.agrees(with: t.replyLines, times: 1) {
                 try await requireUnchanged(item.identifier, version: version, command: "RETR")
             }
             throw errors.transport(error, command: "RETR", path: path)
