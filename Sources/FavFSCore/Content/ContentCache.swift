@@ -249,13 +249,15 @@ public final class ContentCache: @unchecked Sendable {
     }
 
     /// Where a read to the end starting at `offset` should start instead: at the first of the
-    /// missing chunks (not in flight) right before it, at most `readAheadSpan` back. The
-    /// kernel sends the reads of its read-ahead window in parallel and a later one may arrive
-    /// first; a request started there alone would leave the earlier read a request that stops
-    /// where this one starts, which over FTP is an abort and a new login. Lock held.
+    /// missing chunks (not in flight) right before it; in a file larger than
+    /// `readToTheEndBelow`, at most `readAheadSpan` back. The kernel sends the reads of its
+    /// read-ahead window in parallel and a later one may arrive first (in a file of 2.5 MB,
+    /// one at 1.5 MiB before the one at 0 was seen); a request started there alone would leave
+    /// the earlier read a request that stops where this one starts, which over FTP is an abort
+    /// and a new login. Lock held.
     private func startOfMissingRun(_ e: ContentEntry, before offset: Int64) -> Int64 {
         var c = offset / chunkSize
-        let lowest = max(0, offset - Self.readAheadSpan) / chunkSize
+        let lowest = e.size <= Self.readToTheEndBelow ? 0 : max(0, offset - Self.readAheadSpan) / chunkSize
         while c > lowest {
             let previous = ((c - 1) * chunkSize)..<(c * chunkSize)
             if e.ranges.contains(previous) || e.inflight[c - 1] != nil { break }
