@@ -29,7 +29,7 @@ from favbench.smb import SambaServer  # noqa: E402
 REPO = os.path.dirname(HERE)
 
 # The tools each server can be measured with: curl speaks HTTP only, smbclient SMB only.
-TOOLS = {"dav": "curl,curl-file,curl-par,favfs,rclone,disk", "smb": "smbclient,favfs,rclone,disk"}
+TOOLS = {"dav": "curl,ftplib,curl-each,curl-file,curl-par,favfs,rclone,disk", "smb": "smbclient,favfs,rclone,disk"}
 
 
 def log(msg):

@@ -75,6 +75,8 @@ final class CurlLoop: @unchecked Sendable {
             // who = 0 is the calling thread on Linux (nice is per thread): a background transfer thread yields the CPU to readers.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Int32(options.niceness))
         }
+        // Whether the last wait ended on socket activity (see the wait below).
+        var woken = false
         while true {
             let (batch, stop) = lock.withLock { () -> ([Command], Bool) in
                 defer { commands.removeAll() }
@@ -93,8 +95,13 @@ final class CurlLoop: @unchecked Sendable {
             // after an FTP server's EPSV/PASV reply on a reused connection: the data connection
             // is opened only at the next curl_multi_perform, a whole wait later (every file
             // after the first took 1 s more, `curl` itself too). While an FTP transfer runs,
-            // the wait is short.
-            _ = curl_multi_poll(multi, nil, 0, active.values.contains { $0.isFTP } ? 5 : 1000, &fds)
+            // the wait is short, and none right after activity: the perform that read the
+            // EPSV reply is then followed at once by the one that connects (a wait of 5 ms
+            // per data connection was most of the time of a small file over a reused
+            // connection).
+            let ftp = active.values.contains { $0.isFTP }
+            _ = curl_multi_poll(multi, nil, 0, ftp ? (woken ? 0 : 5) : 1000, &fds)
+            woken = fds > 0
         }
         // Nobody awaits anything once the transport is gone, but resume defensively.
         let late = lock.withLock { () -> [Command] in

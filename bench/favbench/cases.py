@@ -59,8 +59,15 @@ class Context:
         proc.discard(d)
         return d
 
-    def make_mount(self, tool, cache_dir):
+    def make_mount(self, tool, cache_dir, server=None):
         mnt = os.path.join(self.workdir, "mnt", tool)
+        if server is not None:
+            # Another server of the run (the FTP cases' vsftpd): its own remote and login.
+            if tool == "favfs":
+                login, secret = server.favfs_login()
+                return FavfsMount(self.favfs_bin, server.favfs_remote, mnt, cache_dir,
+                                  extra=self.favfs_args + login, stdin=secret)
+            return RcloneMount(server.rclone_remote(), mnt, cache_dir)
         if tool == "favfs":
             # The server's own remote may need a password (SMB); file:// of the data does not.
             login, secret = self.server.favfs_login() if self.favfs_remote == self.server.favfs_remote else ([], None)
@@ -69,13 +76,14 @@ class Context:
         return RcloneMount(self.server.rclone_remote(), mnt, cache_dir)
 
     @contextlib.contextmanager
-    def mounted(self, tool, cache_dir=None, keep_cache=False):
+    def mounted(self, tool, cache_dir=None, keep_cache=False, server=None):
         """A fresh mount (fresh cache folder unless given); unmounted and its cache removed
         afterwards, with the daemon's peak RSS recorded just before the unmount.
-        keep_cache: `favfs unmount --keep-cache` (rclone always keeps its cache folder)."""
+        keep_cache: `favfs unmount --keep-cache` (rclone always keeps its cache folder).
+        server: mount that server instead of the run's (see make_mount)."""
         own = cache_dir is None
         cache_dir = cache_dir or self._fresh_cache(tool)
-        m = self.make_mount(tool, cache_dir).mount()
+        m = self.make_mount(tool, cache_dir, server).mount()
         cpu0 = m.cpu_seconds()
         try:
             yield m
@@ -405,6 +413,8 @@ def all_cases(ds):
     cases += write_cases(ds)
     from .programs import program_cases
     cases += program_cases(ds)
+    from .ftpcases import ftp_cases
+    cases += ftp_cases()
     return cases
 
 

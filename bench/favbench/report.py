@@ -4,8 +4,8 @@ import os
 import platform
 import statistics
 
-TOOLS = ["curl", "curl-file", "curl-par", "smbclient", "favfs", "rclone", "disk"]
-RATIOS = [("favfs/curl", "curl"), ("favfs/curl-file", "curl-file"), ("favfs/curl-par", "curl-par"),
+TOOLS = ["curl", "ftplib", "curl-each", "curl-file", "curl-par", "smbclient", "favfs", "rclone", "disk"]
+RATIOS = [("favfs/curl", "curl"), ("favfs/ftplib", "ftplib"), ("favfs/curl-each", "curl-each"), ("favfs/curl-file", "curl-file"), ("favfs/curl-par", "curl-par"),
           ("favfs/smbclient", "smbclient"), ("favfs/rclone", "rclone"), ("favfs/disk", "disk")]
 
 

@@ -39,6 +39,9 @@ public final class ContentCache: @unchecked Sendable {
     /// On a remote whose partial reads cost a connection, a read this close to the end of the
     /// file reads to the end (a `head` of a bigger file still reads only what it asked for).
     static let readToTheEndBelow: Int64 = 8 << 20
+    /// How far apart the reads of one read-ahead window of the kernel can arrive out of order
+    /// (`read_ahead_kb`, which a mount made by root raises to 1 MiB).
+    static let readAheadSpan: Int64 = 1 << 20
     /// Whether an item is pinned (the domain's pins; a folder's pin covers what is below it).
     private var pinnedCheck: (@Sendable (ItemIdentifier) -> Bool)?
 
@@ -219,7 +222,7 @@ public final class ContentCache: @unchecked Sendable {
         guard !wanted.isEmpty else { return [] }
         // Where stopping early costs a connection, the rest of a small file comes in one read.
         let toTheEnd = provider.capabilities.contains(.partialReadsCostAConnection) && e.size - wanted.lowerBound <= Self.readToTheEndBelow
-        let r = toTheEnd ? wanted.lowerBound..<e.size : wanted
+        let r = toTheEnd ? startOfMissingRun(e, before: wanted.lowerBound)..<e.size : wanted
         var tasks: [Task<Void, Error>] = []
         var run: [Int64] = []
         func flush() {
@@ -246,6 +249,24 @@ public final class ContentCache: @unchecked Sendable {
         }
         flush()
         return tasks
+    }
+
+    /// Where a read to the end starting at `offset` should start instead: at the first of the
+    /// missing chunks (not in flight) right before it; in a file larger than
+    /// `readToTheEndBelow`, at most `readAheadSpan` back. The kernel sends the reads of its
+    /// read-ahead window in parallel and a later one may arrive first (in a file of 2.5 MB,
+    /// one at 1.5 MiB before the one at 0 was seen); a request started there alone would leave
+    /// the earlier read a request that stops where this one starts, which over FTP is an abort
+    /// and a new login. Lock held.
+    private func startOfMissingRun(_ e: ContentEntry, before offset: Int64) -> Int64 {
+        var c = offset / chunkSize
+        let lowest = e.size <= Self.readToTheEndBelow ? 0 : max(0, offset - Self.readAheadSpan) / chunkSize
+        while c > lowest {
+            let previous = ((c - 1) * chunkSize)..<(c * chunkSize)
+            if e.ranges.contains(previous) || e.inflight[c - 1] != nil { break }
+            c -= 1
+        }
+        return min(offset, c * chunkSize)
     }
 
     private func download(_ e: ContentEntry, item: Item, span: Range<Int64>, provider: any Provider) async throws {

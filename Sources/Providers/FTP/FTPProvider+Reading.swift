@@ -11,7 +11,8 @@ import Foundation
 /// it has no check after: a change made while its bytes flow is not seen (the window is the
 /// transfer itself, and only for writers that rewrite a file in place; favfs's own uploads
 /// replace by rename, which leaves a running RETR on the old content). On a server without MLST
-/// the check is the parent's LIST, before the read only, with LIST's minute precision.
+/// it is SIZE and MDTM in the same way (FTPSizeAndTime), with LIST's minute precision, and the
+/// parent's LIST where the server has no SIZE or MDTM or they disagree with LIST.
 ///
 /// A read that starts at or past the end of the file is answered from the stat, without RETR:
 /// libcurl would open a data connection and leave it unused, which desynchronizes some servers'
@@ -22,13 +23,15 @@ extension FTPProvider {
         if range.isEmpty { return range }
         if let problem = FTPPaths.unsendable(path) { throw ProviderError(.invalidName, remote: remoteDescription, path: path, detail: problem) }
         let serverPath = paths.serverPath(item.identifier)
-        let machineListings = try await features().machineListings
+        let features = try await features()
+        let machineListings = features.machineListings
+        // Without MLST: checked by SIZE and MDTM in the read's own connection where they serve.
+        let facts = !machineListings && features.sizeAndTime && range.lowerBound < item.size && FTPPaths.fitsInURL(serverPath)
+            && sizeAndTimeAgreeWithLIST.withLock { $0 } ? item.version.flatMap(FTPSizeAndTime.init(version:)) : nil
         // Where the file ends, when a stat had to be made anyway.
         var knownSize: Int64?
         if let version = item.version {
-            if !machineListings {
-                knownSize = try await requireUnchanged(item.identifier, version: version, command: "RETR").size
-            } else if range.lowerBound >= item.size {
+            if (!machineListings && facts == nil) || range.lowerBound >= item.size {
                 knownSize = try await requireUnchanged(item.identifier, version: version, command: "RETR").size
             }
         } else if range.lowerBound > 0 {
@@ -50,6 +53,10 @@ extension FTPProvider {
             options.append(.quote(["MLST \(serverPath)"]))
             if toEnd { options.append(.postQuote(["MLST \(serverPath)"])) }
         }
+        if facts != nil {
+            options.append(.quote(FTPSizeAndTime.commands(serverPath)))
+            if toEnd { options.append(.postQuote(FTPSizeAndTime.commands(serverPath))) }
+        }
         let response: CurlResponse
         do {
             response = try await transport.download(request(paths.url(for: item.identifier, isFolder: false), options),
@@ -59,9 +66,24 @@ extension FTPProvider {
             if let version = item.version, pinnedByMLST {
                 try checkVersions(FTPReply.mlstEntries(error.replyLines), version: version, path: path)
             }
+            if let version = item.version, facts != nil { try await requireUnchanged(item.identifier, version: version, command: "RETR") }
             return range.lowerBound..<range.lowerBound
         } catch {
+            // Failed after a check that did not show the version (the file gone, changed, or no
+            // longer a file): as when LIST came first, a file that changed is `.versionChanged`,
+            // whatever else went wrong.
+            if let facts, let version = item.version, let t = error as? TransportError, t.kind != .cancelled,
+               !facts.agrees(with: t.replyLines, times: 1) {
+                try await requireUnchanged(item.identifier, version: version, command: "RETR")
+            }
             throw errors.transport(error, command: "RETR", path: path)
+        }
+        if let facts, let version = item.version, !facts.agrees(with: response.replyLines, times: toEnd ? 2 : 1) {
+            // Changed, or MDTM and LIST do not agree here: LIST decides, and then alone.
+            try await requireUnchanged(item.identifier, version: version, command: "RETR")
+            sizeAndTimeAgreeWithLIST.withLock { $0 = false }
+            log.notice("SIZE and MDTM disagree with LIST for an unchanged file; reads are checked by LIST",
+                       metadata: ["remote": "\(remoteDescription)", "path": "\(path)"])
         }
         if let version = item.version, pinnedByMLST {
             let seen = FTPReply.mlstEntries(response.replyLines)

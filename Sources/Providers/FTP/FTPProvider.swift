@@ -40,6 +40,9 @@ public final class FTPProvider: Provider {
     let featureCache = FTPFeatureCache()
     /// Whether `LIST -a` is a listing with dot names here (nil: not known yet).
     let listsAll = Mutex<Bool?>(nil)
+    /// Whether SIZE and MDTM check reads here (FTPSizeAndTime); false once they disagreed
+    /// with a LIST that showed the same version (MDTM and LIST in different time zones).
+    let sizeAndTimeAgreeWithLIST = Mutex<Bool>(true)
     let log = Logger(label: "favfs.ftp")
 
     /// The prefix of upload temporaries (`STOR` goes there first, then `RNTO` into place):
@@ -123,7 +126,9 @@ public final class FTPProvider: Provider {
             } catch let error as TransportError where FTPReply.group(error.replyLines).last.map({ [500, 502].contains($0.code) }) == true {
                 // FEAT promised MLST but MLSD is not understood: remember, and use LIST from now on.
                 log.notice("the server lists MLST in FEAT but refuses MLSD; using LIST", metadata: ["remote": "\(remoteDescription)"])
-                await featureCache.set(FTPFeatures(machineListings: false, setModified: try await features().setModified))
+                var known = try await features()
+                known.machineListings = false
+                await featureCache.set(known)
             } catch {
                 throw errors.transport(error, command: "MLSD", path: path)
             }

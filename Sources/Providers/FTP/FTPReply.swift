@@ -61,6 +61,8 @@ struct FTPFeatures: Sendable, Equatable {
     var machineListings: Bool
     /// MFMT: set a file's modification time.
     var setModified: Bool
+    /// SIZE and MDTM (RFC 3659): a file's size and time, on the control connection.
+    var sizeAndTime = false
 
     static let none = FTPFeatures(machineListings: false, setModified: false)
 
@@ -70,6 +72,7 @@ struct FTPFeatures: Sendable, Equatable {
         let names = Set(feat.lines.dropFirst().filter { $0.hasPrefix(" ") }.compactMap {
             $0.dropFirst().split(separator: " ").first.map { $0.uppercased() }
         })
-        return FTPFeatures(machineListings: names.contains("MLST") || names.contains("MLSD"), setModified: names.contains("MFMT"))
+        return FTPFeatures(machineListings: names.contains("MLST") || names.contains("MLSD"), setModified: names.contains("MFMT"),
+                           sizeAndTime: names.contains("SIZE") && names.contains("MDTM"))
     }
 }

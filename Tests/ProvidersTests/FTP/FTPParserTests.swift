@@ -91,10 +91,28 @@ final class FTPParserTests: XCTestCase {
     func testFeatures() {
         let pyftpdlib = ["211-Features supported:", " EPRT", " EPSV", " MDTM", " MFMT", " MLST type*;perm*;size*;modify*;unique*;",
                          " REST STREAM", " SIZE", " TVFS", " UTF8", "211 End FEAT."]
-        XCTAssertEqual(FTPFeatures.parse(pyftpdlib), FTPFeatures(machineListings: true, setModified: true))
+        XCTAssertEqual(FTPFeatures.parse(pyftpdlib), FTPFeatures(machineListings: true, setModified: true, sizeAndTime: true))
         let vsftpd = ["211-Features:", " EPRT", " EPSV", " MDTM", " PASV", " REST STREAM", " SIZE", " TVFS", "211 End"]
-        XCTAssertEqual(FTPFeatures.parse(vsftpd), .none)
+        XCTAssertEqual(FTPFeatures.parse(vsftpd), FTPFeatures(machineListings: false, setModified: false, sizeAndTime: true))
         XCTAssertEqual(FTPFeatures.parse(["500 Command \"FEAT\" not understood."]), .none)
+    }
+
+    /// A read's check on a LIST-only server: SIZE and MDTM replies against a LIST version.
+    func testSizeAndTimeCheck() throws {
+        XCTAssertNil(FTPSizeAndTime(version: "12-?"))
+        XCTAssertNil(FTPSizeAndTime(version: "12-20261127100845-801h1"))  // MLSD's form
+        let minute = try XCTUnwrap(FTPSizeAndTime(version: "1048576-202611271008"))
+        let before = ["213 1048576", "213 20261127100845"]
+        XCTAssertTrue(minute.agrees(with: before + ["150 Opening", "226 Done"], times: 1))
+        // libcurl's own SIZE before RETR answers too.
+        XCTAssertTrue(minute.agrees(with: before + ["213 1048576", "226 Done"] + before, times: 2))
+        XCTAssertFalse(minute.agrees(with: before + ["226 Done"], times: 2), "no check after the transfer")
+        XCTAssertFalse(minute.agrees(with: before + ["226 Done", "213 1048577", "213 20261127100845"], times: 2), "grew")
+        XCTAssertFalse(minute.agrees(with: before + ["226 Done", "213 1048576", "213 20261127100901"], times: 2), "rewritten")
+        XCTAssertFalse(minute.agrees(with: ["213 1048576", "550 No such file."], times: 1), "MDTM refused")
+        let day = try XCTUnwrap(FTPSizeAndTime(version: "5-20250102"))
+        XCTAssertTrue(day.agrees(with: ["213 5", "213 20250102235959.5"], times: 1))
+        XCTAssertFalse(day.agrees(with: ["213 5", "213 20250103000000"], times: 1))
     }
 
     // MARK: LIST (Unix)
