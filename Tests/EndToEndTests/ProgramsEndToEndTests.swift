@@ -108,4 +108,45 @@ struct ProgramsEndToEndTests {
         #expect(log.split(separator: "\n") == ["edited in the mount", "round 2", "round 1", "round 0"], "\(t.server.name): git log: \(log)")
         #expect(try other.unmount().succeeded)
     }
+
+    /// sqlite3 pausing inside its transactions, longer than the quiet time after which a synced
+    /// file is uploaded: its database goes up mid-transaction, with its hot journal beside it,
+    /// and the journal is deleted at each commit. When it ends, the server must hold the last
+    /// committed database and no journal (a journal left behind is "hot": the next reader rolls
+    /// the database back with it).
+    @Test("sqlite3 pausing mid-transaction leaves the server its last commit and no journal", arguments: targets)
+    func sqliteUploadedMidTransaction(_ t: Target) throws {
+        try E2EGate.requireFUSE()
+        try t.server.start()
+        let root = "slowdb-\(UUID().uuidString.prefix(6).lowercased())"
+        try t.server.seed(files: [:], folders: [root])
+        let remote = t.server.remote()
+        let m = try MountedFavFS(remote: remote.urlWithOptions)
+        defer { m.tearDown() }
+        try m.mountOrThrow(password: remote.secret)
+        let here = m.path + "/" + root
+        var script = "CREATE TABLE t(a INTEGER, b TEXT);\n"
+        for tx in 0..<4 {
+            script += "BEGIN;\n"
+            for row in 0..<200 {
+                script += "INSERT INTO t VALUES(\(tx * 200 + row), '\(String(repeating: "r", count: 100 + row))');\n"
+                // A pause once the transaction has spilled pages into the database file: the
+                // quiet time after the last commit's fsync ends within it.
+                if row == 150 { script += ".shell sleep 1.6\n" }
+            }
+            script += "COMMIT;\n"
+        }
+        try Self.run("/usr/bin/sqlite3", ["-cmd", "PRAGMA cache_size=2", here + "/db.sqlite"], stdin: script)
+        #expect(try m.unmount().succeeded, "\(t.server.name): unmount: \(m.logProblems())")
+
+        let other = try MountedFavFS(remote: remote.urlWithOptions)
+        defer { other.tearDown() }
+        try other.mountOrThrow(password: remote.secret)
+        let there = other.path + "/" + root
+        let names = try FileManager.default.contentsOfDirectory(atPath: there).sorted()
+        #expect(names == ["db.sqlite"], "\(t.server.name): the server holds \(names)")
+        let check = try Self.run("/usr/bin/sqlite3", ["-readonly", there + "/db.sqlite", "PRAGMA integrity_check; SELECT count(*) FROM t;"])
+        #expect(check == "ok\n800\n", "\(t.server.name): sqlite3: \(check)")
+        #expect(try other.unmount().succeeded)
+    }
 }

@@ -42,6 +42,25 @@ final class DirtySetTests: XCTestCase {
         XCTAssertEqual(set[file]?.generation, 2, "the bytes landing is a change an upload begun before must not cover")
     }
 
+    /// sqlite deletes its journal at each commit and makes it again at the next: each is a
+    /// spell of its own, so the upload loop of one never goes on with the next (two loops on
+    /// one name took each other's uploads for remote changes).
+    func testAFileDeletedAndMadeAgainIsAnotherSpell() {
+        var set = dirtySet(file, isNew: true)
+        XCTAssertTrue(set.claimUpload(file))
+        let first = set[file]?.incarnation
+        XCTAssertNotNil(set.remove(file))
+        set.recorded(journal(file, isNew: true), isNew: true)
+        XCTAssertNotEqual(set[file]?.incarnation, first)
+        XCTAssertFalse(set[file]?.uploading ?? true, "the new spell has no upload yet")
+        XCTAssertTrue(set.claimUpload(file), "the new spell's own upload")
+        let second = set[file]?.incarnation
+        set.landed(file)
+        XCTAssertEqual(set[file]?.incarnation, second, "a change keeps the spell")
+        set.recorded(journal(file), isNew: false)
+        XCTAssertEqual(set[file]?.incarnation, second, "a further change to a dirty file keeps its spell")
+    }
+
     func testAChangeToRefusedContentClearsTheRefusalAndTheFailure() {
         var set = dirtySet(file)
         XCTAssertTrue(set.claimUpload(file))

@@ -10,6 +10,16 @@ struct DirtySet {
     private var items: [ItemIdentifier: DirtyState] = [:]
     /// Unmounting: uploads get fewer attempts (`maxUploadAttemptsWhileUnmounting`).
     var draining = false
+    /// The last dirty spell numbered (`DirtyState.incarnation`).
+    private var incarnations = 0
+
+    /// A new dirty spell for `journal`'s item.
+    private mutating func spell(_ journal: PlaceholderStore.JournalEntry) -> DirtyState {
+        incarnations += 1
+        var state = DirtyState(journal: journal)
+        state.incarnation = incarnations
+        return state
+    }
 
     // MARK: questions
 
@@ -109,7 +119,7 @@ struct DirtySet {
     mutating func recorded(_ journal: PlaceholderStore.JournalEntry, isNew: Bool) {
         let id = journal.id
         if items[id] == nil {
-            items[id] = DirtyState(journal: journal)
+            items[id] = spell(journal)
             if isNew { items[id]!.appendedUpTo = 0 }
         } else {
             items[id]!.generation += 1
@@ -125,7 +135,7 @@ struct DirtySet {
     /// Rows of the journal found at mount (a crash or kill before their upload).
     mutating func resume(_ journal: PlaceholderStore.JournalEntry, failure: ProviderError?) {
         guard items[journal.id] == nil else { return }
-        items[journal.id] = DirtyState(journal: journal)
+        items[journal.id] = spell(journal)
         items[journal.id]!.failure = failure
     }
 
@@ -254,7 +264,7 @@ struct DirtySet {
         guard let d = items.removeValue(forKey: id) else { return ([], false) }
         guard d.generation != generation else { return (d.waiters, false) }
         let later = { (w: UploadWaiter) in w.generation > generation && w.generation != Int.max }
-        var moved = DirtyState(journal: .init(id: copy, baseVersion: copyVersion, isNew: false, since: d.journal.since))
+        var moved = spell(.init(id: copy, baseVersion: copyVersion, isNew: false, since: d.journal.since))
         moved.generation = d.generation
         moved.waiters = d.waiters.filter(later)
         items[copy] = moved

@@ -4,6 +4,9 @@ struct DirtyState: Sendable {
     var journal: PlaceholderStore.JournalEntry
     /// Bumped by every local change; an upload clears the item only if none came meanwhile.
     var generation = 0
+    /// Which dirty spell this is (`DirtySet` numbers them): a file deleted and made again under
+    /// the same name is another spell, which the upload loop of the first must not take over.
+    var incarnation = 0
     var uploading = false
     /// The last permanent failure (denied, no space...): uploads stop until the next change.
     var failure: ProviderError?

@@ -40,11 +40,19 @@ extension Domain {
         let w = try writer(id)
         let item = try await lookup(parent, name)
         if item.kind == .folder { throw error(.isAFolder, id, "is a folder") }
-        await waitIfUploading(id)
         try await keepContentForOpenHandles(item)
         // Out of the dirty set before the remote delete: a close still in flight (FUSE sends
         // RELEASE after close returns) must not upload, and so resurrect, what is being deleted.
-        let state = lock.withLock { dirty.remove(id) }
+        // Taken only while no upload of it runs, in one step with that check: an upload claimed
+        // after a wait but before the removal (a quiet timer firing) put the file back at the
+        // server after a delete that found nothing to send — sqlite's journal was left there,
+        // hot, and the next journal of that name met it as a conflict.
+        var state: DirtyState?
+        while true {
+            let taken: DirtyState?? = lock.withLock { dirty.isUploading(id) ? .none : .some(dirty.remove(id)) }
+            if case .some(let s) = taken { state = s; break }
+            await waitIfUploading(id)
+        }
         let neverUploaded = state?.journal.isNew == true
         log.debug("remove \(id) neverUploaded=\(neverUploaded)")
         if !neverUploaded {

@@ -8,10 +8,10 @@ extension Domain {
     /// newer generation and go again).
     func scheduleUpload(_ id: ItemIdentifier) {
         // Refused content waits for a change (markDirty clears it): the server said no.
-        let start = lock.withLock { dirty.claimUpload(id) }
-        guard start else { return }
+        let claimed = lock.withLock { dirty.claimUpload(id) ? dirty[id]?.incarnation : nil }
+        guard let claimed else { return }
         // Unmounting (no new work): the item stays dirty in the journal for the next mount.
-        if !tasks.start({ [self] in await uploadLoop(id) }) { _ = lock.withLock { dirty.releaseClaim(id) } }
+        if !tasks.start({ [self] in await uploadLoop(id, incarnation: claimed) }) { _ = lock.withLock { dirty.releaseClaim(id) } }
     }
 
     /// Uploads every item the journal lists (after a crash or kill, at mount).
@@ -38,11 +38,21 @@ extension Domain {
         for j in rows { scheduleUpload(j.id) }
     }
 
-    func uploadLoop(_ id: ItemIdentifier) async {
+    /// Uploads `id` until it is clean, it fails, or its dirty spell ends. `incarnation`: the
+    /// spell this loop was claimed for (nil: the one there now). A file deleted and made again
+    /// meanwhile is another spell, with a loop of its own: two loops uploading one name at once
+    /// made each other's uploads look like remote changes (conflict copies of sqlite's journal).
+    func uploadLoop(_ id: ItemIdentifier, incarnation: Int? = nil) async {
         var attempt = 0
         var recreatedFolders = false
+        var mine = incarnation
         while true {
-            guard let (journal, generation) = lock.withLock({ dirty[id].map { ($0.journal, $0.generation) } }) else { return }
+            guard let (journal, generation, spell) = lock.withLock({ dirty[id].map { ($0.journal, $0.generation, $0.incarnation) } }) else { return }
+            if mine == nil { mine = spell }
+            guard spell == mine else {
+                log.debug("upload of \(id) ends: the file was deleted and made again (its own upload follows)")
+                return
+            }
             guard let item = cachedItem(id), item.kind == .file, let w = try? writer(id) else {
                 finishFailed(id, error(.notFound, id, "the item to upload is gone"))
                 return
