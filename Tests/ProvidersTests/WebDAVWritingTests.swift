@@ -213,6 +213,66 @@ final class WebDAVWritingTests: XCTestCase {
         XCTAssertEqual(put.stdout, "204")
     }
 
+    /// Apache's lock database (mod_dav_fs) mixes up the locks of clients that lock files at the
+    /// same moment: a PUT carrying the lock just granted for it is refused (412), and the lost
+    /// lock may then sit on another client's file until it times out (423). Several clients,
+    /// each replacing its own files over and over: no refusal may read as a change (that would
+    /// make a conflict copy of an edit nobody else touched), and each file holds its client's
+    /// last upload. A client that finds its file locked goes on with a new one.
+    func testLocksTheServerMixesUpAcrossClientsAreNeverAChange() async throws {
+        let clients = 6, rounds = 40
+        let root = server.documentRoot
+        let makeProvider = { [server] in Self.makeProvider(server!) }
+        let outcomes = try await withThrowingTaskGroup(of: [String: Int].self) { group in
+            for c in 0..<clients {
+                let client = makeProvider()
+                group.addTask {
+                    func upload(_ path: String, _ text: String, _ precondition: UploadPrecondition) async throws -> String {
+                        let file = NSTemporaryDirectory() + "favfs-davlock-\(UUID().uuidString)"
+                        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+                        let fd = open(file, O_RDONLY)
+                        unlink(file)
+                        guard fd >= 0 else { throw ShellError("open \(file) failed") }
+                        defer { close(fd) }
+                        let item = try await client.upload(ItemIdentifier(path), from: ContentSource(fd: fd, length: Int64(text.utf8.count)),
+                                                           precondition: precondition)
+                        return try XCTUnwrap(item.version)
+                    }
+                    func served(_ path: String) -> String? {
+                        (try? Data(contentsOf: root.appendingPathComponent(String(path.dropFirst())))).map { String(decoding: $0, as: UTF8.self) }
+                    }
+                    var counts: [String: Int] = [:]
+                    var file = 0
+                    var path = "/lock-\(c)-0"
+                    var version = try await upload(path, "0", .none)
+                    var last = "0"
+                    for round in 1...rounds {
+                        let text = "client \(c) round \(round)"
+                        do {
+                            version = try await upload(path, text, .mustMatch(version))
+                            last = text
+                            counts["replaced", default: 0] += 1
+                        } catch let e as ProviderError where e.kind == .locked {
+                            counts["locked \(e.status.map(String.init) ?? "-")", default: 0] += 1
+                            XCTAssertEqual(served(path), last, "a refused upload changed \(path)")
+                            file += 1
+                            path = "/lock-\(c)-\(file)"
+                            version = try await upload(path, "0", .none)
+                            last = "0"
+                        }
+                    }
+                    XCTAssertEqual(served(path), last)
+                    return counts
+                }
+            }
+            var all: [String: Int] = [:]
+            for try await counts in group { all.merge(counts, uniquingKeysWith: +) }
+            return all
+        }
+        print("uploads by \(clients) clients at once: \(outcomes)")
+        XCTAssertGreaterThan(outcomes["replaced", default: 0], clients * rounds / 2, "\(outcomes)")
+    }
+
     func testPlainUploadReplacesWhateverIsThere() async throws {
         _ = try await upload("/old.txt", "whatever", .none)
         XCTAssertEqual(served("/old.txt"), "whatever")

@@ -85,7 +85,7 @@ extension WebDAVProvider {
 /// Runs one operation at a time, in the order they came. Apache's lock database (mod_dav_fs,
 /// threaded MPM) can lose an UNLOCK that runs at the same moment as another LOCK or UNLOCK, so
 /// that the file stays locked, for everyone, until the lock times out: this mount sends its
-/// lock requests one by one.
+/// lock requests one by one. (Other clients' lock requests still meet ours: see `lostLock`.)
 actor SerialGate {
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []

@@ -85,11 +85,28 @@ extension WebDAVProvider: WritableProvider {
         case .success(let r): response = r
         case .failure(let error): throw errors.transport(error, method: "PUT", path: path)
         }
+        if response.status == 412, held != nil, case .mustMatch(let base) = precondition {
+            throw try await lostLock(id, base: base)
+        }
         guard (200..<300).contains(response.status) else {
             throw errors.status(response.status, method: "PUT", path: path, body: response.body, meaning: meaning)
         }
         let uploaded = Item(identifier: id, kind: .file, size: source.length, version: response.headers["etag"])
         return await itemAfterChange(id, isFolder: false, fallback: uploaded, method: "PUT")
+    }
+
+    /// The error for a PUT refused (412) although it carried the lock just granted for it and
+    /// the version was checked under that lock. Apache's lock database (mod_dav_fs) loses or
+    /// misfiles locks when several clients lock files at once — the token is then unknown, and
+    /// the lock may sit on another file until it times out — so a 412 here is no proof of a
+    /// change: the version is checked again. Unchanged: `.locked`, which the upload loop tries
+    /// again (a conflict copy would be made for nothing); changed: `.versionChanged`.
+    private func lostLock(_ id: ItemIdentifier, base: String) async throws -> ProviderError {
+        _ = try await currentTag(id, base: base)
+        log.notice("the server refused the write lock it had just granted (PUT with its token: 412); the file is unchanged, the upload is tried again", metadata: [
+            "remote": "\(remoteDescription)", "path": "\(id.rawValue)"])
+        return ProviderError(.locked, remote: remoteDescription, path: id.rawValue, status: 412,
+                             detail: "PUT refused (412) although it carried the write lock just granted for it, and the file is unchanged: the server lost the lock (Apache's lock database does so when several clients lock files at once); tried again")
     }
 
     /// Throws `.exists` when something is at `id` (for servers that ignore `If-None-Match`).
