@@ -1,0 +1,167 @@
+import CLinux
+import Foundation
+
+/// stopProviding: least recently used clean content goes when the cache is past its limit or
+/// the cache disk is full; never open, pinned, dirty or downloading content.
+extension ContentCache {
+    /// Runs `evictIfNeeded` in the background, off the reader's path. Calls while a run is
+    /// pending fold into it, so a burst of downloads or closes costs one pass.
+    func scheduleEviction() {
+        let start = lock.withLock { () -> Bool in
+            if evictionPending { return false }
+            evictionPending = true
+            return true
+        }
+        guard start else { return }
+        passes.start(priority: .utility) { [self] in
+            // At most one pass per `evictionInterval`: a pass sums the whole content table,
+            // and `cp -r` of thousands of files closes one every few hundred microseconds.
+            let wait = lock.withLock { lastEviction + Self.evictionInterval - Date().timeIntervalSince1970 }
+            if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait * 1e9)) }
+            if Task.isCancelled { return }
+            // Cleared first: a change made while this pass runs schedules the next one.
+            lock.withLock {
+                evictionPending = false
+                lastEviction = Date().timeIntervalSince1970
+            }
+            evictIfNeeded()
+        }
+    }
+
+    /// Sets how pinned items are told apart (once, by the domain).
+    func setPinnedCheck(_ check: @escaping @Sendable (ItemIdentifier) -> Bool) { lock.withLock { pinnedCheck = check } }
+
+    /// Pinned content: never evicted, and not counted against `limit`.
+    func isPinned(_ r: PlaceholderStore.ContentRecord) -> Bool {
+        r.pinned || (lock.withLock { pinnedCheck }?(r.id) ?? false)
+    }
+
+    /// Evicts least recently used content until the cache is within `limit` (pinned content
+    /// does not count).
+    public func evictIfNeeded() {
+        guard let total = try? store.contentBytes(), total > limit else { return }
+        let records = (try? store.contentByLastUse()) ?? []
+        let pinned = records.filter(isPinned)
+        var excess = total - pinned.reduce(0) { $0 + $1.ranges.count } - limit
+        guard let dirty = dirtyItems() else { return }
+        for r in records where excess > 0 {
+            if isPinned(r) || r.ranges.isEmpty || dirty.contains(r.id) { continue }
+            if evict(r) { excess -= r.ranges.count }
+        }
+    }
+
+    /// Streaming a file larger than the cache disk: drops (punches out of the sparse cache
+    /// file) the clean bytes of `e` that its reader has passed — below both `offset` and where
+    /// the last reply ended, less one chunk kept for a reader stepping back. Never dirty or
+    /// deleted-while-open content (the only copy), never while a reply is being sent from the
+    /// file (it waits up to a second for none to be). Returns the bytes dropped.
+    func dropPassed(_ e: ContentEntry, before offset: Int64) async -> Int64 {
+        guard let dirty = dirtyItems(), !dirty.contains(e.id) else { return 0 }
+        for _ in 0..<100 {
+            let dropped: [Range<Int64>]? = e.withLock { () -> [Range<Int64>]? in
+                guard e.serving == 0 else { return nil }
+                let end = min(offset, e.servedUpTo) - chunkSize
+                guard !e.deleted, !e.stale, end > 0 else { return [] }
+                let passed = e.ranges.ranges.compactMap { r -> Range<Int64>? in
+                    let c = r.clamped(to: 0..<end)
+                    return c.isEmpty ? nil : c
+                }
+                // Under the entry's lock: a reader finds these bytes either present and whole
+                // (before) or absent (after), never punched while it is served from them.
+                for r in passed {
+                    e.ranges.remove(r)
+                    if favfs_punch_hole(e.fd, off_t(r.lowerBound), off_t(r.count)) != 0 {
+                        log.warning("cannot free the read part of \(e.id)'s cache file: \(String(cString: strerror(errno)))")
+                    }
+                }
+                return passed
+            }
+            if let dropped { return dropped.reduce(Int64(0)) { $0 + Int64($1.count) } }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return 0
+    }
+
+    /// The cache disk is full: evicts least recently used clean content (not pinned, not
+    /// dirty, not in use, not `except`) until about twice `needed` bytes are freed, and says so
+    /// in the log (`purpose`: what the space is for). Returns the bytes freed.
+    func evictForSpace(needed: Int64, except: ItemIdentifier, for purpose: String) -> Int64 {
+        var freed: Int64 = 0
+        guard let dirty = dirtyItems() else { return 0 }
+        for r in (try? store.contentByLastUse()) ?? [] where freed < 2 * max(needed, chunkSize) {
+            if isPinned(r) || r.ranges.isEmpty || dirty.contains(r.id) || r.id == except { continue }
+            if evict(r) { freed += r.ranges.count }
+        }
+        if freed > 0 { log.warning("the cache disk is full: evicted \(freed) bytes of least recently used content \(purpose)") }
+        return freed
+    }
+
+    /// stopProviding: drops the cached content of one item (not if open, pinned or downloading).
+    @discardableResult
+    func evict(_ r: PlaceholderStore.ContentRecord) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        if let e = entries[r.id], e.withLock({ e.users > 0 }) { return false }
+        unlink(path(r.file))
+        try? store.deleteContent(r.id)
+        return true
+    }
+
+    /// What `evictUnlessDirty` did with an item's content.
+    enum FreeingOutcome: Equatable { case evicted, open, downloading, notUploaded }
+
+    /// Free up space for one item: drops its cached content unless a handle or a download uses
+    /// it, or it is dirty (the only copy). Both are checked under this cache's lock, which a
+    /// write needs first (`retain`): content found clean here cannot turn dirty before it goes.
+    func evictUnlessDirty(_ r: PlaceholderStore.ContentRecord) -> FreeingOutcome {
+        lock.lock(); defer { lock.unlock() }
+        if let e = entries[r.id], let busy = e.withLock({ e.users > 0 ? e.openHandles > 0 : nil }) {
+            return busy ? .open : .downloading
+        }
+        // Unreadable journal: anything could be dirty.
+        guard (try? store.hasJournal(r.id)) == false else { return .notUploaded }
+        unlink(path(r.file))
+        try? store.deleteContent(r.id)
+        return .evicted
+    }
+
+    /// Items whose cached content is the only copy (dirty): never evicted. Nil when the journal
+    /// cannot be read: then nothing may be evicted, since anything could be dirty.
+    private func dirtyItems() -> Set<ItemIdentifier>? {
+        do {
+            return Set(try store.journalEntries().map(\.id))
+        } catch {
+            log.error("cannot read the upload journal (\(error)): nothing is evicted")
+            return nil
+        }
+    }
+
+    /// Cancels the eviction pass waiting to run and waits for one running (`scheduleEviction`);
+    /// none starts after. Before `evictAll` and the store's close at unmount.
+    public func stopEvicting(within seconds: Double) async -> Int {
+        await passes.shutdown(within: seconds)
+    }
+
+    /// Unmount: no new download starts; those running (read-ahead, prefetch) are cancelled and
+    /// awaited for up to `timeout` seconds, so that their entries are released and recorded
+    /// and `evictAll` finds nothing in use.
+    public func stopDownloads(timeout: Double) {
+        closing.store(true, ordering: .releasing)
+        let running = lock.withLock { entries.values.flatMap { e in e.withLock { Array(e.inflight.values) } } }
+        for t in running { t.cancel() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline, lock.withLock({ entries.values.contains { e in e.withLock { !e.inflight.isEmpty } } }) {
+            usleep(10_000)
+        }
+    }
+
+    /// Evicts everything that is not pinned, dirty or in use (unmount). Returns files and bytes freed.
+    public func evictAll() -> (files: Int, bytes: Int64) {
+        var files = 0, bytes: Int64 = 0
+        guard let dirty = dirtyItems() else { return (0, 0) }
+        for r in (try? store.contentByLastUse()) ?? [] where !isPinned(r) && !dirty.contains(r.id) {
+            if evict(r) { files += 1; bytes += r.ranges.count }
+        }
+        files += rescueUnknownFiles()
+        return (files, bytes)
+    }
+}

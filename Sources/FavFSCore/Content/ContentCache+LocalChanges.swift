@@ -1,0 +1,141 @@
+import Foundation
+
+/// Local changes to cached content: writes, sizes, records, renames and deletions here.
+extension ContentCache {
+    /// Writes `buffer` at `offset` into the cache file (the item is dirty); the bytes are present.
+    func write(_ e: ContentEntry, offset: Int64, _ buffer: UnsafeRawBufferPointer) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pwrite(e.fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw localError("cannot write", e.id)
+            }
+            done += n
+        }
+        e.withLock {
+            // A write past the end leaves a hole of zeros: part of the (local) content too.
+            e.ranges.insert(min(offset, e.size)..<offset + Int64(done))
+            e.size = max(e.size, offset + Int64(done))
+            e.lastUsed = Date().timeIntervalSince1970
+        }
+        return done
+    }
+
+    /// Truncates or extends the cache file; bytes past the old end are zeros, and present.
+    func setSize(_ e: ContentEntry, _ size: Int64) throws {
+        guard ftruncate(e.fd, off_t(size)) == 0 else { throw localError("cannot truncate", e.id) }
+        e.withLock {
+            if size > e.size { e.ranges.insert(e.size..<size) } else { e.ranges.clamp(to: size) }
+            e.size = size
+        }
+    }
+
+    /// A `recordLater` entry's record was written by the caller.
+    func recorded(_ e: ContentEntry) {
+        e.withLock { e.recorded = true; e.savedBytes = e.ranges.count }
+    }
+
+    /// Persists an entry's ranges and size now (after local writes).
+    func persist(_ e: ContentEntry, with item: Item? = nil) {
+        e.withLock { e.recorded = true }
+        do { try saveRecord(e, with: item) } catch { log.warning("cannot record cache entry for \(e.withLock { e.id }): \(error)") }
+    }
+
+    /// Writes the entry's current record. Concurrent downloads of one file each end with a save;
+    /// the snapshot is taken under `saveLock` so the last write is always the newest state
+    /// (an older snapshot saved last made a fully read file look partial after it closed).
+    /// A stale entry is not saved: its record was deleted and must stay deleted.
+    /// `item`, when given, is saved in the same transaction (its placeholder after a write).
+    func saveRecord(_ e: ContentEntry, with item: Item? = nil) throws {
+        try e.saveLock.withLock {
+            // Deleted (or replaced by a rename) while open: its record is gone and the name may
+            // be another item's now, whose record this must not overwrite.
+            guard let r = e.withLock({ e.stale || e.deleted ? nil : e.record }) else {
+                if let item { try store.upsert(item) }
+                return
+            }
+            try store.saveContent(r, with: item)
+            e.withLock { e.savedBytes = r.ranges.count }
+        }
+    }
+
+    /// Records the version content now belongs to (after an upload the remote confirmed).
+    func setVersion(_ id: ItemIdentifier, _ version: String) {
+        lock.lock(); defer { lock.unlock() }
+        if let e = entries[id] { e.withLock { e.version = version } }
+    }
+
+    /// Forgets the content record of `id` (a new file is being created there) and removes its
+    /// cache file unless an open entry still uses it (a file deleted while open). Found by the
+    /// reference model: a new empty file read the content of the file deleted before it.
+    func dropStaleRecord(_ id: ItemIdentifier) {
+        guard let r = try? store.contentRecord(id) else { return }
+        let inUse = lock.withLock { entries.values.contains { $0.file == r.file } }
+        if !inUse { unlink(path(r.file)) }
+        try? store.deleteContent(id)
+    }
+
+    /// `setVersion`, only if the open entry still has version `old`.
+    func setVersion(_ id: ItemIdentifier, _ version: String, ifStill old: String) {
+        lock.lock(); defer { lock.unlock() }
+        if let e = entries[id] { e.withLock { if e.version == old { e.version = version } } }
+    }
+
+    /// Follows a rename: `record` moves the records in the store, and open entries at and
+    /// below `from` answer to `to`. Their record saves wait meanwhile (their `saveLock`s are
+    /// held), so none lands under the old name after the store moved: such a row would point a
+    /// later item of that name at this cache file.
+    /// `version`: the version the moved content is recorded under from now on (a local edit
+    /// handed to its conflict copy).
+    func move(_ from: ItemIdentifier, to: ItemIdentifier, version: String? = nil, record: () throws -> Void) rethrows {
+        lock.lock(); defer { lock.unlock() }
+        let prefix = from.rawValue + "/"
+        let moving = entries.filter { $0.key == from || $0.key.rawValue.hasPrefix(prefix) }
+        for (_, e) in moving { e.saveLock.lock() }
+        defer { for (_, e) in moving { e.saveLock.unlock() } }
+        try record()
+        for (id, e) in moving {
+            let newId = ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count))
+            entries[id] = nil
+            e.withLock { e.id = newId; if let version { e.version = version } }
+            entries[newId] = e
+        }
+        for e in superseded {
+            e.withLock {
+                if e.id == from || e.id.rawValue.hasPrefix(prefix) {
+                    e.id = ItemIdentifier(to.rawValue + e.id.rawValue.dropFirst(from.rawValue.count))
+                }
+            }
+        }
+    }
+
+    /// Drops an item's content for good (it was deleted); open handles keep their file until closed.
+    func remove(_ id: ItemIdentifier) {
+        lock.lock(); defer { lock.unlock() }
+        _ = detachLocked(id)
+        if let r = try? store.contentRecord(id) { unlink(path(r.file)) }
+        try? store.deleteContent(id)
+    }
+
+    /// `remove` in two steps, for a caller holding a lock no SQLite call may run under
+    /// (`Domain.lock`): this one forgets the open entries of `id` (marked deleted) and returns
+    /// the cache file of the one in use; `removeRecord` then deletes that file and its record.
+    func detach(_ id: ItemIdentifier) -> String? {
+        lock.withLock { detachLocked(id) }
+    }
+
+    private func detachLocked(_ id: ItemIdentifier) -> String? {
+        let file = entries[id]?.file
+        if let e = entries[id] { e.withLock { e.deleted = true }; entries[id] = nil }
+        for e in superseded where e.withLock({ e.id == id }) { e.withLock { e.deleted = true } }
+        return file
+    }
+
+    /// The second step of `remove` (after `detach`): the cache file `file` goes, with the record
+    /// of `id` if it still names that file (not one a newer entry recorded meanwhile).
+    func removeRecord(_ id: ItemIdentifier, file: String) {
+        unlink(path(file))
+        try? store.deleteContent(id, file: file)
+    }
+}
