@@ -30,6 +30,17 @@ struct ProgramsEndToEndTests {
         return r.output
     }
 
+    /// A mount of `t`'s server, started, with a new folder named `label-…` in it.
+    static func mount(_ t: Target, withFolder label: String) throws -> (MountedFavFS, ConformanceRemote, String) {
+        try t.server.start()
+        let root = "\(label)-\(UUID().uuidString.prefix(6).lowercased())"
+        try t.server.seed(files: [:], folders: [root])
+        let remote = t.server.remote()
+        let m = try MountedFavFS(remote: remote.urlWithOptions)
+        do { try m.mountOrThrow(password: remote.secret) } catch { m.tearDown(); throw error }
+        return (m, remote, root)
+    }
+
     /// A repository with three commits of a small tree.
     static func makeRepository(at dir: String) throws {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -58,13 +69,8 @@ struct ProgramsEndToEndTests {
         // Servers whose listings leave out dot names: a new mount would not see .git.
         let archived = t.server.traits.listsDotNames ? "tree" : "tree/src"
         try Self.run("/usr/bin/tar", ["-C", scratch, "-cf", scratch + "/tree.tar", archived])
-        try t.server.start()
-        let root = "programs-\(UUID().uuidString.prefix(6).lowercased())"
-        try t.server.seed(files: [:], folders: [root])
-        let remote = t.server.remote()
-        let m = try MountedFavFS(remote: remote.urlWithOptions)
+        let (m, remote, root) = try Self.mount(t, withFolder: "programs")
         defer { m.tearDown() }
-        try m.mountOrThrow(password: remote.secret)
         let here = m.path + "/" + root
 
         // git: clone, a commit, fsck.
@@ -117,13 +123,8 @@ struct ProgramsEndToEndTests {
     @Test("sqlite3 pausing mid-transaction leaves the server its last commit and no journal", arguments: targets)
     func sqliteUploadedMidTransaction(_ t: Target) throws {
         try E2EGate.requireFUSE()
-        try t.server.start()
-        let root = "slowdb-\(UUID().uuidString.prefix(6).lowercased())"
-        try t.server.seed(files: [:], folders: [root])
-        let remote = t.server.remote()
-        let m = try MountedFavFS(remote: remote.urlWithOptions)
+        let (m, remote, root) = try Self.mount(t, withFolder: "slowdb")
         defer { m.tearDown() }
-        try m.mountOrThrow(password: remote.secret)
         let here = m.path + "/" + root
         var script = "CREATE TABLE t(a INTEGER, b TEXT);\n"
         for tx in 0..<4 {
