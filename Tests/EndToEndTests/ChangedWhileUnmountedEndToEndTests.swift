@@ -8,22 +8,9 @@ import XCTest
 /// `ESTALE`, no bytes of the old version, no read cut at the old size. A smaller one may fail
 /// once with `ESTALE` (the kernel would pad it to the old size with zeros), never with wrong
 /// bytes; the next read has it. On Apache (ETag) and a local folder.
-final class ChangedWhileUnmountedEndToEndTests: XCTestCase {
-    var mounts: [MountedFavFS] = []
-    var scratch: URL!
-
-    override func setUpWithError() throws {
-        try E2EGate.require(apache: false)
-        scratch = URL(fileURLWithPath: "/tmp/favfs-changed-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        for m in mounts { m.tearDown() }
-        mounts = []
-        if let scratch { try? FileManager.default.removeItem(at: scratch) }
-        super.tearDown()
-    }
+final class ChangedWhileUnmountedEndToEndTests: ScratchMountTestCase {
+    override class var needsApache: Bool { false }
+    override class var scratchPrefix: String { "favfs-changed" }
 
     func testLocalFolder() throws {
         let served = scratch.appendingPathComponent("served")

@@ -5,22 +5,9 @@ import XCTest
 /// `DescriptorModel` through the binary under test, against Apache mod_dav and a local folder:
 /// several seeds of several thousand steps each, then the server compared with the model after
 /// unmount. `FAVFS_MODEL_SEED` and `FAVFS_MODEL_STEPS` replay one seed.
-final class DescriptorModelTests: XCTestCase {
-    var mounts: [MountedFavFS] = []
-    var scratch: URL!
-
-    override func setUpWithError() throws {
-        try E2EGate.require(apache: true)
-        scratch = URL(fileURLWithPath: "/tmp/favfs-model-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        for m in mounts { m.tearDown() }
-        mounts = []
-        if let scratch { try? FileManager.default.removeItem(at: scratch) }
-        super.tearDown()
-    }
+final class DescriptorModelTests: ScratchMountTestCase {
+    override class var needsApache: Bool { true }
+    override class var scratchPrefix: String { "favfs-model" }
 
     private var seeds: [UInt64] {
         if let s = ProcessInfo.processInfo.environment["FAVFS_MODEL_SEED"].flatMap({ UInt64($0) }) { return [s] }

@@ -26,6 +26,30 @@ enum E2EGate {
     }
 }
 
+/// A test case with a scratch folder under /tmp (`scratch`) and the mounts it made (`mounts`):
+/// both go at tearDown. Subclasses say whether they need Apache and how the folder is named.
+class ScratchMountTestCase: XCTestCase {
+    var mounts: [MountedFavFS] = []
+    var scratch: URL!
+    /// The tests need Apache (skipped without it, failed under CI=true).
+    class var needsApache: Bool { false }
+    /// The scratch folder is /tmp/`scratchPrefix`-XXXXXXXX.
+    class var scratchPrefix: String { "favfs-e2e-scratch" }
+
+    override func setUpWithError() throws {
+        try E2EGate.require(apache: type(of: self).needsApache)
+        scratch = URL(fileURLWithPath: "/tmp/\(type(of: self).scratchPrefix)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        for m in mounts { m.tearDown() }
+        mounts = []
+        if let scratch { try? FileManager.default.removeItem(at: scratch) }
+        super.tearDown()
+    }
+}
+
 /// One entry of a tree listing, as `find -printf` sees it.
 struct TreeEntry: Equatable, CustomStringConvertible {
     let kind: String   // f, d, l
