@@ -415,17 +415,14 @@ public final class Domain: @unchecked Sendable {
         // The size the kernel was told, when the handle moved to a newer version.
         var toldSize: Int64?
         var switches = 0, evicted = 0
-        var askedAhead: OpenFile?
         while true {
             let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
             let grew = toldSize.map { $0 < f.item.size } ?? false ? Self.contentVersion(f.item) : nil
             if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0, grewToVersion: grew) }
-            // Once per read and handle: its read-ahead state advances with each call.
-            let prefetch = askedAhead !== f ? f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead) : nil
-            askedAhead = f
+            let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead)
             if f.wantsFill() { startFill(f) }
             do {
-                try await content.provide(f.entry, item: f.item, range: r, prefetch: prefetch, provider: provider)
+                try await content.provide(f.entry, item: f.item, range: r, prefetch: evicted == 0 ? prefetch : nil, provider: provider)
             } catch let e as ProviderError where e.kind == .versionChanged {
                 if switches < 3, let newer = await switchToNewerVersion(handle, from: f) {
                     switches += 1
