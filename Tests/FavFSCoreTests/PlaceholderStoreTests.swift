@@ -51,6 +51,7 @@ final class PlaceholderStoreTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var s = try PlaceholderStore(path: dir + "/p.sqlite")
         let t = Timestamp(seconds: 1_600_000_000, nanoseconds: 123_456_789)
+        for id in ["/d/.f.tmp", "/d/g", "/dx/h"] { try s.upsert(Item(identifier: ItemIdentifier(id), kind: .file, size: 1)) }
         try s.keepTime(.init(id: ItemIdentifier("/d/.f.tmp"), version: "v1", time: t))
         try s.keepTime(.init(id: ItemIdentifier("/d/g"), version: "v2", time: t))
         try s.keepTime(.init(id: ItemIdentifier("/dx/h"), version: "v3", time: t))
@@ -61,6 +62,34 @@ final class PlaceholderStoreTests: XCTestCase {
         XCTAssertEqual(try s.keptTimes().first { $0.id.rawValue == "/d/f" }, .init(id: ItemIdentifier("/d/f"), version: "v1", time: t))
         try s.removeSubtree(ItemIdentifier("/d"))
         XCTAssertEqual(try s.keptTimes().map(\.id.rawValue), ["/dx/h"], "a sibling sharing the prefix stays")
+        s.close()
+    }
+
+    /// A listing that saw the server's move before the rename here was recorded (a push
+    /// change feed echoing our own rename: Dropbox) leaves the kept time of the name it no
+    /// longer sees, so the rename still takes it to the new name; what stays without a
+    /// placeholder is dropped at the next open. The listing removed it before: the time held in
+    /// memory, and after a remount `rsync -a` sent the file again.
+    func testAListingThatSawTheMoveFirstLeavesTheKeptTimeForTheRename() throws {
+        let dir = NSTemporaryDirectory() + "favfs-store-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var s = try PlaceholderStore(path: dir + "/p.sqlite")
+        let folder = Item(identifier: ItemIdentifier("/d"), kind: .folder)
+        let temp = ItemIdentifier("/d/.f.bin.XYZ"), file = ItemIdentifier("/d/f.bin"), gone = ItemIdentifier("/d/gone")
+        let t = Timestamp(seconds: 1_600_000_000, nanoseconds: 123_456_789)
+        try s.replaceChildren(of: folder, with: [Item(identifier: temp, kind: .file, size: 1, version: "r1"),
+                                                 Item(identifier: gone, kind: .file, size: 1, version: "r9")], listedAt: 1)
+        try s.keepTime(.init(id: temp, version: "r1", time: t))
+        try s.keepTime(.init(id: gone, version: "r9", time: t))
+        // The listing after the server's move: the file under its new name, the temporary one gone.
+        try s.replaceChildren(of: folder, with: [Item(identifier: file, kind: .file, size: 1, version: "r1")], listedAt: 2)
+        try s.move(temp, to: file)
+        try s.upsert(Item(identifier: file, kind: .file, size: 1, modifiedTime: t, version: "r1"))
+        s.close()
+        s = try PlaceholderStore(path: dir + "/p.sqlite")
+        XCTAssertEqual(try s.keptTimes(), [.init(id: file, version: "r1", time: t)],
+                       "the rename lost its kept time, or a time without a placeholder stayed")
         s.close()
     }
 

@@ -14,9 +14,12 @@ extension PlaceholderStore {
         }
     }
 
+    /// The kept times, read once at mount. Those whose placeholder is gone are dropped first
+    /// (a listing that no longer saw the name left them for a rename to take along).
     public func keptTimes() throws -> [KeptTime] {
-        try read { db in
-            try Row.fetchAll(db, sql: "SELECT id, version, seconds, nanoseconds FROM keptTime").map { row in
+        try write { db in
+            try db.execute(sql: "DELETE FROM keptTime WHERE id NOT IN (SELECT id FROM item)")
+            return try Row.fetchAll(db, sql: "SELECT id, version, seconds, nanoseconds FROM keptTime").map { row in
                 KeptTime(id: ItemIdentifier(row["id"]), version: row["version"],
                          time: Timestamp(seconds: row["seconds"], nanoseconds: Int32(clamping: row["nanoseconds"] as Int64)))
             }

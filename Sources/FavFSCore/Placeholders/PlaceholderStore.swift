@@ -239,7 +239,10 @@ public final class PlaceholderStore: Sendable {
             var gone: [String] = []
             let old = try String.fetchCursor(db, sql: "SELECT id FROM item WHERE parent = ?", arguments: [folder.identifier.rawValue])
             while let id = try old.next() { if !keep.contains(id) && !dirty.contains(id) { gone.append(id) } }
-            for id in gone { try Self.removeSubtree(ItemIdentifier(id), db) }
+            // Their kept times stay: a listing that saw the server's move before the rename
+            // here was recorded (a change feed echoing it) must leave the rename its time to
+            // take along. Those left without a placeholder go at the next open (`keptTimes`).
+            for id in gone { try Self.removeSubtree(ItemIdentifier(id), db, keepingTimes: true) }
             for item in items where !dirty.contains(item.identifier.rawValue) { try Self.upsert(item, db) }
             try Self.upsert(folder, db)
             try db.execute(sql: "UPDATE item SET listedAt = ? WHERE id = ?", arguments: [listedAt, folder.identifier.rawValue])
@@ -251,9 +254,9 @@ public final class PlaceholderStore: Sendable {
         try write { db in try Self.removeSubtree(id, db) }
     }
 
-    private static func removeSubtree(_ id: ItemIdentifier, _ db: Database) throws {
+    private static func removeSubtree(_ id: ItemIdentifier, _ db: Database, keepingTimes: Bool = false) throws {
         let subtree = Subtree(id: id)
-        for table in ["item", "keptTime"] {
+        for table in keepingTimes ? ["item"] : ["item", "keptTime"] {
             try db.execute(sql: "DELETE FROM \(table) WHERE \(subtree.includes("id"))", arguments: subtree.includesArguments)
         }
     }
