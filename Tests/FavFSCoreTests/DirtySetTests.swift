@@ -61,6 +61,28 @@ final class DirtySetTests: XCTestCase {
         XCTAssertEqual(set[file]?.incarnation, second, "a further change to a dirty file keeps its spell")
     }
 
+    /// While a rename is at the remote, no upload under its names starts: it would write under
+    /// the old name after the server moved the file. The uploads due meanwhile start after it,
+    /// under the new names — or the old ones, when the rename failed.
+    func testNoUploadStartsUnderANameBeingRenamed() {
+        let docs = ItemIdentifier("/docs"), other = ItemIdentifier("/other")
+        var set = dirtySet(file)
+        set.beginMove([docs, other])
+        XCTAssertFalse(set.claimUpload(file), "its upload waits for the rename")
+        XCTAssertNil(set.claimForCopy(file))
+        _ = set.renamed(docs, to: other, replacing: false)
+        let moved = ItemIdentifier("/other/a.txt")
+        XCTAssertEqual(set.endMove([docs, other]), [moved], "the upload due meanwhile, under the new name")
+        XCTAssertTrue(set.claimUpload(moved))
+
+        var failed = dirtySet(file)
+        failed.beginMove([docs, other])
+        XCTAssertFalse(failed.claimUpload(file))
+        XCTAssertEqual(failed.endMove([docs, other]), [file], "the rename failed: under the old name")
+        XCTAssertTrue(failed.claimUpload(file))
+        XCTAssertEqual(failed.endMove([]), [], "once")
+    }
+
     func testAChangeToRefusedContentClearsTheRefusalAndTheFailure() {
         var set = dirtySet(file)
         XCTAssertTrue(set.claimUpload(file))

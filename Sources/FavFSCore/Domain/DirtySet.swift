@@ -12,6 +12,12 @@ struct DirtySet {
     var draining = false
     /// The last dirty spell numbered (`DirtyState.incarnation`).
     private var incarnations = 0
+    /// Names being renamed at the remote now, source and destination (`beginMove`…`endMove`):
+    /// no upload at or below them starts meanwhile — it would write under the old name after
+    /// the server moved the file (a stray file there), or over what was moved in.
+    private var moving: [ItemIdentifier] = []
+    /// Items whose upload was due while they were being moved: started after `endMove`.
+    private var deferredByMove: Set<ItemIdentifier> = []
 
     /// A new dirty spell for `journal`'s item.
     private mutating func spell(_ journal: PlaceholderStore.JournalEntry) -> DirtyState {
@@ -158,6 +164,7 @@ struct DirtySet {
     /// newer generation and go again) or the server refused it (a change clears that).
     mutating func claimUpload(_ id: ItemIdentifier) -> Bool {
         guard let d = items[id], !d.uploading, d.journal.refused == nil else { return false }
+        if isMoving(id) { deferredByMove.insert(id); return false }
         items[id]!.uploading = true
         items[id]!.failure = nil
         return true
@@ -166,7 +173,7 @@ struct DirtySet {
     /// Claims a new, empty file for a server-side copy: false unless nothing was uploaded or
     /// tried for it yet.
     mutating func claimForCopy(_ id: ItemIdentifier) -> (generation: Int, since: Double)? {
-        guard let d = items[id], d.journal.isNew, !d.uploading, d.failure == nil else { return nil }
+        guard let d = items[id], d.journal.isNew, !d.uploading, d.failure == nil, !isMoving(id) else { return nil }
         items[id]!.uploading = true
         return (d.generation, d.journal.since)
     }
@@ -273,6 +280,29 @@ struct DirtySet {
 
     // MARK: namespace
 
+    /// A rename of `names` (its source and destination) is about to go to the remote: no upload
+    /// at or below them starts until `endMove`.
+    mutating func beginMove(_ names: [ItemIdentifier]) { moving += names }
+
+    /// The rename ended (recorded, or failed). Returns the items whose upload was due meanwhile,
+    /// under their names now (after `renamed`, if it was): their uploads start now.
+    mutating func endMove(_ names: [ItemIdentifier]) -> [ItemIdentifier] {
+        for n in names { if let i = moving.firstIndex(of: n) { moving.remove(at: i) } }
+        let due = deferredByMove.filter { items[$0] != nil && !isMoving($0) }
+        deferredByMove.subtract(due)
+        deferredByMove = deferredByMove.filter { items[$0] != nil }
+        return Array(due)
+    }
+
+    /// Items at or below any of `names` whose upload (or stream) runs.
+    func uploading(atOrUnder names: [ItemIdentifier]) -> [ItemIdentifier] {
+        names.flatMap { ids(atOrUnder: $0) }.filter { items[$0]?.uploading == true }
+    }
+
+    private func isMoving(_ id: ItemIdentifier) -> Bool {
+        moving.contains { id == $0 || id.rawValue.hasPrefix($0.rawValue + "/") }
+    }
+
     /// `id` is being deleted: out of the set before the remote delete (a close still in flight
     /// must not upload, and so resurrect, it). `restore` puts it back if the delete fails.
     mutating func remove(_ id: ItemIdentifier) -> DirtyState? { items.removeValue(forKey: id) }
@@ -299,6 +329,7 @@ struct DirtySet {
             state.rowDuringCommit?.id = newId
             state.journalDurable = false
             if state.uploading { state.uploading = false; reupload.append(newId) }
+            if deferredByMove.remove(id) != nil { deferredByMove.insert(newId) }
             items[newId] = state
         }
         return (reupload, replacedWaiters)
@@ -342,7 +373,7 @@ struct DirtySet {
         }
         items[id]!.appendedUpTo = end
         let d = items[id]!
-        guard end >= threshold, d.journal.isNew, !d.uploading, d.waiters.isEmpty, d.failure == nil else { return .nothing }
+        guard end >= threshold, d.journal.isNew, !d.uploading, d.waiters.isEmpty, d.failure == nil, !isMoving(id) else { return .nothing }
         let stream = GrowingContent(length: end)
         items[id]!.stream = stream
         items[id]!.streamEndedAt = nil

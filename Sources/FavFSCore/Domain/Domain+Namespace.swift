@@ -120,14 +120,26 @@ extension Domain {
             try? await flushUploads(under: destination)
             if existing.kind == .file { try await keepContentForOpenHandles(existing) }
         }
-        var moved = try await w.move(item, to: destination, replacing: existing != nil)
-        moved.kind = item.kind
-        // The replaced file lives on only in its open descriptors (see adoptOrphan).
-        if let existing, existing.kind == .file { content.remove(destination) }
+        // From here until the rename is recorded, no upload under either name starts (a write
+        // and a close by another process meanwhile): it would write under the old name after
+        // the server moved the file, or over what was moved in. One begun since the flush ends first.
+        let names = [source, destination]
+        lock.withLock { dirty.beginMove(names) }
+        var moved: Item
         do {
-            try content.move(source, to: destination) { try store.move(source, to: destination) }
+            try await waitForUploads(atOrUnder: names)
+            moved = try await w.move(item, to: destination, replacing: existing != nil)
+            moved.kind = item.kind
+            // The replaced file lives on only in its open descriptors (see adoptOrphan).
+            if let existing, existing.kind == .file { content.remove(destination) }
+            do {
+                try content.move(source, to: destination) { try store.move(source, to: destination) }
+            } catch {
+                throw self.error(.localIO, source, "cannot record the rename: \(error)")
+            }
         } catch {
-            throw self.error(.localIO, source, "cannot record the rename: \(error)")
+            for id in lock.withLock({ dirty.endMove(names) }) { scheduleUpload(id) }
+            throw error
         }
         movePins(source, to: destination)
         let (reupload, replacedWaiters) = lock.withLock { () -> ([ItemIdentifier], [UploadWaiter]) in
@@ -135,10 +147,8 @@ extension Domain {
             // The replaced file's changes went with it (store.move dropped its journal row): its
             // dirty state must not stay behind for the moved file to take as its own (an upload
             // that kept failing left it, and the moved file read and uploaded that content).
-            // A change that landed after the uploads were flushed (a close's RELEASE comes
-            // after close returns) may be uploading under the old name: that loop ends when it
-            // finds no dirty state there, so the new name gets its own upload.
-            return dirty.renamed(source, to: destination, replacing: existing != nil)
+            let (reupload, replacedWaiters) = dirty.renamed(source, to: destination, replacing: existing != nil)
+            return (reupload + dirty.endMove(names), replacedWaiters)
         }
         // An fsync of the replaced file waited for content that no longer exists anywhere.
         for w in replacedWaiters { w.resume() }
@@ -147,6 +157,19 @@ extension Domain {
         folderChanged(parent)
         if newParent != parent { folderChanged(newParent) }
         return (source, destination)
+    }
+
+    /// Waits until no upload at or below `names` runs (none starts meanwhile: `beginMove`); a
+    /// stream among them is given up, its file going whole after the rename. A minute at most.
+    private func waitForUploads(atOrUnder names: [ItemIdentifier]) async throws {
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            let busy = lock.withLock { dirty.uploading(atOrUnder: names) }
+            guard let first = busy.first else { return }
+            for id in busy { streamOutOfOrder(id, "the file is being renamed", uploadNow: true) }
+            if Date() >= deadline { throw error(.timedOut, first, "its upload is still running; the rename was not sent") }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
     }
 
     /// A new file the server refused (a name it will not take, too large) was never on the
