@@ -7,7 +7,7 @@ extension Domain {
     /// No download running or still recording what it fetched (a content entry held by
     /// anything but open handles).
     var isQuietForModel: Bool {
-        let domainQuiet = lock.withLock { !dirty.anyUploading && refreshes.isEmpty && listingSaves.isEmpty }
+        let domainQuiet = lock.withLock { s in !s.dirty.anyUploading && s.refreshes.isEmpty && s.listingSaves.isEmpty }
         let contentQuiet = content.lock.withLock { content.entries.values.allSatisfy { e in e.withLock { e.users == e.openHandles } } }
         return domainQuiet && contentQuiet
     }
@@ -24,5 +24,5 @@ extension Domain {
     }
 
     /// The folders whose listings the core holds in memory (the poller's candidates).
-    var loadedFoldersForModel: [ItemIdentifier] { lock.withLock { namespace.loadedFolders } }
+    var loadedFoldersForModel: [ItemIdentifier] { lock.withLock { $0.namespace.loadedFolders } }
 }

@@ -63,9 +63,9 @@ extension Domain {
         guard destinationSize == 0 else { return .fallBack("the destination is not empty") }
         // The destination must be new here, with no upload begun and no other handle on it;
         // marked as uploading while the remote copies, so no close or fsync starts one.
-        let claimed = lock.withLock { () -> (generation: Int, since: Double)? in
+        let claimed = lock.withLock { s -> (generation: Int, since: Double)? in
             guard handles.count(of: dst.entry) == 1 else { return nil }
-            return dirty.claimForCopy(destinationId)
+            return s.dirty.claimForCopy(destinationId)
         }
         guard let claimed else { return .fallBack("the destination is not a file just created here") }
         log.debug("copy \(sourceId) -> \(destinationId) at \(provider.remoteDescription) (\(source.size) bytes)")
@@ -87,8 +87,8 @@ extension Domain {
         // program went on): the copy is still what the new, empty file becomes. Recorded in
         // three steps as an upload is (`commit`): claimed, the store written without
         // `Domain.lock`, then memory.
-        let begun = lock.withLock {
-            dirty.beginCommit(destinationId, generation: claimed.generation, since: claimed.since, version: copy.version)
+        let begun = lock.withLock { s in
+            s.dirty.beginCommit(destinationId, generation: claimed.generation, since: claimed.since, version: copy.version)
         }
         var recorded = false
         if begun != nil {
@@ -102,17 +102,17 @@ extension Domain {
             }
         }
         var emptyFile: String?
-        let committed: DirtyState? = lock.withLock {
-            guard recorded, let d = dirty.unchanged(destinationId, generation: claimed.generation) else {
-                dirty.endCommit(destinationId)
+        let committed: DirtyState? = lock.withLock { s in
+            guard recorded, let d = s.dirty.unchanged(destinationId, generation: claimed.generation) else {
+                s.dirty.endCommit(destinationId)
                 return nil
             }
             // The empty local file is dropped (its record and file after the lock); its handle
             // keeps its descriptor until replaced below.
             emptyFile = content.detach(destinationId)
-            namespace.replaceIfListed(copy, noting: true)
+            s.namespace.replaceIfListed(copy, noting: true)
             handles.forgetOpenedVersion(destinationId)
-            return dirty.confirmed(destinationId) ?? d
+            return s.dirty.confirmed(destinationId) ?? d
         }
         if let emptyFile { content.removeRecord(destinationId, file: emptyFile) }
         guard let committed else {
@@ -142,8 +142,8 @@ extension Domain {
     /// close as for any new file — now only if it was closed meanwhile (while its handle is
     /// open, the kernel may still be writing the copy into it).
     private func releaseClaim(_ id: ItemIdentifier, handle: UInt64) {
-        let closed = lock.withLock { () -> Bool in
-            guard dirty.releaseClaim(id) else { return false }
+        let closed = lock.withLock { s -> Bool in
+            guard s.dirty.releaseClaim(id) else { return false }
             return handles.file(handle) == nil
         }
         if closed { scheduleUpload(id) }

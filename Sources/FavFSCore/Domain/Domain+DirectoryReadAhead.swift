@@ -28,16 +28,16 @@ extension Domain {
     func readAheadSiblings(of folder: ItemIdentifier) {
         guard options.prefetchSubfolders > 0, options.prefetchConcurrency > 0, let parent = folder.parent else { return }
         let unknown = preloadSiblings(in: parent, after: folder.name)
-        lock.withLock {
-            guard let siblings = namespace[parent], let at = siblings.index(of: folder.name) else { return }
-            guard var r = siblingReadAhead[parent] else {
-                siblingReadAhead[parent] = SiblingReadAhead(userAt: at)
+        lock.withLock { s in
+            guard let siblings = s.namespace[parent], let at = siblings.index(of: folder.name) else { return }
+            guard var r = s.siblingReadAhead[parent] else {
+                s.siblingReadAhead[parent] = SiblingReadAhead(userAt: at)
                 return
             }
             if at > r.userAt { r.walking = true }
             r.userAt = at
-            siblingReadAhead[parent] = r
-            if r.walking { fillSiblingReadAhead(in: parent, unknownToStore: unknown) }
+            s.siblingReadAhead[parent] = r
+            if r.walking { fillSiblingReadAhead(&s, in: parent, unknownToStore: unknown) }
         }
     }
 
@@ -46,28 +46,28 @@ extension Domain {
     /// memory nor among those `preloadSiblings` just found the store knows nothing of ends the
     /// scan for now (asking the store here would hold the lock over SQLite): the next fill,
     /// after its own preload, goes on from there.
-    private func fillSiblingReadAhead(in parent: ItemIdentifier, unknownToStore: Set<ItemIdentifier>) {
-        guard var r = siblingReadAhead[parent], let siblings = namespace[parent] else { return }
+    private func fillSiblingReadAhead(_ s: inout DomainState, in parent: ItemIdentifier, unknownToStore: Set<ItemIdentifier>) {
+        guard var r = s.siblingReadAhead[parent], let siblings = s.namespace[parent] else { return }
         let end = min(siblings.items.count, r.userAt + 1 + options.prefetchSubfolders)
         r.scanned = max(r.scanned, r.userAt + 1)
         while r.inFlight < options.prefetchConcurrency, r.scanned < end {
             let item = siblings.items[r.scanned]
             let id = item.identifier
-            if item.kind == .folder, refreshes[id] == nil, namespace[id] == nil, !unknownToStore.contains(id) { break }
+            if item.kind == .folder, s.refreshes[id] == nil, s.namespace[id] == nil, !unknownToStore.contains(id) { break }
             r.scanned += 1
-            guard item.kind == .folder, refreshes[id] == nil, namespace[id]?.listedAt == nil else { continue }
-            let listing = startRefresh(id)
+            guard item.kind == .folder, s.refreshes[id] == nil, s.namespace[id]?.listedAt == nil else { continue }
+            let listing = startRefresh(&s, id)
             r.inFlight += 1
             tasks.start(priority: .utility) { [self] in
                 _ = try? await listing.value
                 let unknown = preloadSiblings(in: parent, after: nil)
-                lock.withLock {
-                    siblingReadAhead[parent]?.inFlight -= 1
-                    fillSiblingReadAhead(in: parent, unknownToStore: unknown)
+                lock.withLock { s in
+                    s.siblingReadAhead[parent]?.inFlight -= 1
+                    fillSiblingReadAhead(&s, in: parent, unknownToStore: unknown)
                 }
             }
         }
-        siblingReadAhead[parent] = r
+        s.siblingReadAhead[parent] = r
     }
 
     /// Brings the subfolders the read-ahead of `parent` looks at next into memory from the
@@ -75,19 +75,19 @@ extension Domain {
     /// those after `name`, or after the last one considered. Returns those the store knows
     /// nothing of (still not in memory after it: never listed).
     private func preloadSiblings(in parent: ItemIdentifier, after name: String?) -> Set<ItemIdentifier> {
-        let window: [ItemIdentifier] = lock.withLock {
-            guard let siblings = namespace[parent] else { return [] }
+        let window: [ItemIdentifier] = lock.withLock { s in
+            guard let siblings = s.namespace[parent] else { return [] }
             let start: Int
             if let name {
                 guard let at = siblings.index(of: name) else { return [] }
-                start = max(at + 1, siblingReadAhead[parent]?.scanned ?? 0)
+                start = max(at + 1, s.siblingReadAhead[parent]?.scanned ?? 0)
             } else {
-                guard let r = siblingReadAhead[parent] else { return [] }
+                guard let r = s.siblingReadAhead[parent] else { return [] }
                 start = max(r.scanned, r.userAt + 1)
             }
             let end = min(siblings.items.count, start + options.prefetchSubfolders)
             guard start < end else { return [] }
-            return siblings.items[start..<end].filter { $0.kind == .folder && namespace[$0.identifier] == nil }.map(\.identifier)
+            return siblings.items[start..<end].filter { $0.kind == .folder && s.namespace[$0.identifier] == nil }.map(\.identifier)
         }
         return Set(window.filter { !preload($0) })
     }

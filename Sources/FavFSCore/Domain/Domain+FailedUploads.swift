@@ -54,7 +54,7 @@ extension Domain {
     func abandonUpload(_ id: ItemIdentifier, _ error: ProviderError) async {
         // A copy (the file stays in use), made off the cooperative pool: it may be gigabytes.
         let kept = try? await BlockingWork.run { [content] in content.keepInLostAndFound(id, independentCopy: true) }
-        let (journal, waiters) = lock.withLock { dirty.refused(id, error) }
+        let (journal, waiters) = lock.withLock { s in s.dirty.refused(id, error) }
         if let journal {
             do { try store.saveJournal(journal) } catch {
                 log.error("cannot record that the server refused \(id): \(error); it is tried again at the next mount")

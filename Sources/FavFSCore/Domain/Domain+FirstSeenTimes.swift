@@ -19,8 +19,8 @@ extension Domain {
     }
 
     /// `withFirstSeenTime` against the placeholder this mount has (lock held).
-    func withFirstSeenTimeLocked(_ item: Item) -> Item {
+    func withFirstSeenTimeLocked(_ s: inout DomainState, _ item: Item) -> Item {
         guard item.modifiedTime == nil else { return item }
-        return Self.withFirstSeenTime(item, before: cachedItemLocked(item.identifier), now: Self.now)
+        return Self.withFirstSeenTime(item, before: cachedItemLocked(&s, item.identifier), now: Self.now)
     }
 }

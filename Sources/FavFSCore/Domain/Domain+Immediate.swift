@@ -15,10 +15,10 @@ extension Domain {
     /// starts the revalidation a stale listing gets, as `folderState` does.
     public func lookupImmediately(_ parent: ItemIdentifier, _ name: String) -> ImmediateLookup? {
         let now = Self.now
-        let answer = lock.withLock { () -> ImmediateLookup? in
-            guard let s = namespace[parent], s.listedAt != nil, s.verified else { return nil }
-            noteUse(parent, s, now: now)
-            if let item = s[name] { return .found(item) }
+        let answer = lock.withLock { s -> ImmediateLookup? in
+            guard let listed = s.namespace[parent], listed.listedAt != nil, listed.verified else { return nil }
+            noteUse(&s, parent, listed, now: now)
+            if let item = listed[name] { return .found(item) }
             // A listing that may leave out dot names cannot say such a name is absent.
             if mayBeLeftOut(name) { return nil }
             return .absent
@@ -48,7 +48,7 @@ extension Domain {
         if let orphan = setOrphanModified(id, time) { return orphan }
         guard var item = cachedItem(id) else { return nil }
         item.modifiedTime = time
-        let deferred = lock.withLock { dirty.setPendingModified(id, time) }
+        let deferred = lock.withLock { s in s.dirty.setPendingModified(id, time) }
         guard deferred else { return nil }
         setPlaceholder(item, persist: false)
         return item

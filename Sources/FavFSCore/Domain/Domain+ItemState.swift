@@ -31,7 +31,7 @@ extension Domain {
     }
 
     private func attributeState(of id: ItemIdentifier, _ item: Item) -> String {
-        if let d = lock.withLock({ dirty[id] }) {
+        if let d = lock.withLock({ s in s.dirty[id] }) {
             if d.journal.refused != nil, let f = d.failure { return "upload refused: \(f)" }
             if let f = d.failure { return "error: \(f)" }
             if d.uploading {

@@ -7,14 +7,14 @@ extension Domain {
     func enumerate(_ folder: ItemIdentifier) async throws -> FolderState {
         // The previous listing of this folder finishes saving first: its change tracking
         // (`Namespace.listingStarts`) and its save must not interleave with this one's.
-        if let saving = lock.withLock({ listingSaves[folder] }) { await saving.value }
+        if let saving = lock.withLock({ s in s.listingSaves[folder] }) { await saving.value }
         let started = Date()
-        let since = lock.withLock { namespace.listingStarts(folder) }
+        let since = lock.withLock { s in s.namespace.listingStarts(folder) }
         var items: [Item]
         do {
             items = try await provider.enumerateAll(in: folder)
         } catch {
-            lock.withLock { namespace.listingEnds(folder) }
+            lock.withLock { s in s.namespace.listingEnds(folder) }
             throw error
         }
         items += await stillThere(leftOutOf: items, in: folder)
@@ -25,8 +25,8 @@ extension Domain {
         preload(folder)
         // Local changes not yet uploaded, and names created, removed or renamed here while the
         // listing ran, win over what the remote lists (or does not list yet).
-        let (state, mergedAt, previous): (FolderState, UInt64, FolderState?) = lock.withLock {
-            let local = dirty.ids(in: folder).compactMap { loadedState(folder)?[$0.name] }
+        let (state, mergedAt, previous): (FolderState, UInt64, FolderState?) = lock.withLock { s in
+            let local = s.dirty.ids(in: folder).compactMap { loadedState(&s, folder)?[$0.name] }
             if !local.isEmpty {
                 let names = Set(local.map(\.name))
                 items = items.filter { !names.contains($0.name) } + local
@@ -34,28 +34,28 @@ extension Domain {
             // A folder gone at the remote that holds changes not uploaded yet stays (their
             // upload makes it again); a file another client put at its name wins.
             let listed = Set(items.map(\.name))
-            for name in dirty.folderNames(holdingChangesIn: folder) where !listed.contains(name) {
-                if let kept = loadedState(folder)?[name], kept.kind == .folder { items.append(kept) }
+            for name in s.dirty.folderNames(holdingChangesIn: folder) where !listed.contains(name) {
+                if let kept = loadedState(&s, folder)?[name], kept.kind == .folder { items.append(kept) }
             }
-            items = overlayChanges(items, in: folder, since: since)
-            if namespace.keepsTimes { items = items.map(withKeptModifiedTime) }
+            items = overlayChanges(&s, items, in: folder, since: since)
+            if s.namespace.keepsTimes { items = items.map { s.namespace.withKeptTime($0) } }
             if items.contains(where: { $0.modifiedTime == nil }) {
-                let before = loadedState(folder), now = Self.now
+                let before = loadedState(&s, folder), now = Self.now
                 items = items.map { Self.withFirstSeenTime($0, before: before?[$0.name], now: now) }
             }
             var state = FolderState(folder: folder, items: items, listedAt: listedAt)
             state.verified = true
             state.listingSeconds = Date().timeIntervalSince(started)
             // Child folders that vanished or changed kind: forget their loaded listings.
-            if let old = namespace[folder] {
+            if let old = s.namespace[folder] {
                 for item in old.items where item.kind == .folder && state[item.name]?.kind != .folder {
-                    namespace.dropLoaded(below: item.identifier)
+                    s.namespace.dropLoaded(below: item.identifier)
                 }
             }
             // What this mount showed before, to tell the kernel what changed.
-            let previous = namespace[folder]
-            namespace[folder] = state
-            return (state, namespace.changeSequence, previous)
+            let previous = s.namespace[folder]
+            s.namespace[folder] = state
+            return (state, s.namespace.changeSequence, previous)
         }
         saveListing(folder, folderItem, items, listedAt: listedAt, mergedAt: mergedAt, fetched: fetched.timeIntervalSince(started))
         (provider as? any FolderWatchingProvider)?.watch(folder)
@@ -70,7 +70,7 @@ extension Domain {
     private func stillThere(leftOutOf listed: [Item], in folder: ItemIdentifier) async -> [Item] {
         guard provider.capabilities.contains(.listingsMayLeaveOutDotNames) else { return [] }
         let names = Set(listed.map(\.name))
-        let known = lock.withLock { namespace[folder]?.items.filter { $0.name.hasPrefix(".") && !names.contains($0.name) } ?? [] }
+        let known = lock.withLock { s in s.namespace[folder]?.items.filter { $0.name.hasPrefix(".") && !names.contains($0.name) } ?? [] }
         var kept: [Item] = []
         for item in known {
             do { kept.append(try await provider.item(for: item.identifier)) }
@@ -80,10 +80,6 @@ extension Domain {
         return kept
     }
 
-    /// `item` with the modification time set here, if one was and the remote's version is still
-    /// the one it was set on (else that time is forgotten). Called with `lock` held.
-    func withKeptModifiedTime(_ item: Item) -> Item { namespace.withKeptTime(item) }
-
     /// Saves a listing's placeholders in the background. The folder's changes stay tracked
     /// until then: whatever was created, removed or renamed here after the merge is written
     /// again from memory once the listing is in the store (files written here are kept by the
@@ -92,8 +88,8 @@ extension Domain {
                              mergedAt: UInt64, fetched: TimeInterval) {
         let store = self.store
         listingSaveGroup.enter()
-        lock.withLock {
-            listingSaves[folder] = Task { [self] in
+        lock.withLock { s in
+            s.listingSaves[folder] = Task { [self] in
                 let started = Date()
                 do {
                     // Saving 100,000 placeholders takes a second: not on the cooperative pool.
@@ -103,15 +99,15 @@ extension Domain {
                     // next mount revalidates before trusting them.
                     log.error("cannot save the placeholders of \(folder): \(error)")
                 }
-                let late: [(String, Item?)] = lock.withLock {
-                    namespace.names(in: folder, changedAfter: mergedAt).map { ($0, loadedState(folder)?[$0]) }
+                let late: [(String, Item?)] = lock.withLock { s in
+                    s.namespace.names(in: folder, changedAfter: mergedAt).map { ($0, loadedState(&s, folder)?[$0]) }
                 }
                 for (name, item) in late {
                     if let item { try? store.upsert(item) } else { try? store.removeSubtree(folder.child(name)) }
                 }
-                lock.withLock {
-                    namespace.listingEnds(folder)
-                    listingSaves[folder] = nil
+                lock.withLock { s in
+                    s.namespace.listingEnds(folder)
+                    s.listingSaves[folder] = nil
                 }
                 listingSaveGroup.leave()
                 log.debug("listed \(folder): \(items.count) items, fetched in \(Int(fetched * 1000)) ms, stored in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
@@ -121,16 +117,16 @@ extension Domain {
 
     /// Waits until every listing answered so far is in the store.
     public func waitForListingSaves() async {
-        while let saving = lock.withLock({ listingSaves.values.first }) { await saving.value }
+        while let saving = lock.withLock({ s in s.listingSaves.values.first }) { await saving.value }
     }
 
     /// `items` with the names changed here since `since` taken from the current placeholders
     /// instead (present or gone). Lock held.
-    private func overlayChanges(_ items: [Item], in folder: ItemIdentifier, since: UInt64) -> [Item] {
-        let changed = namespace.names(in: folder, changedAfter: since)
+    private func overlayChanges(_ s: inout DomainState, _ items: [Item], in folder: ItemIdentifier, since: UInt64) -> [Item] {
+        let changed = s.namespace.names(in: folder, changedAfter: since)
         guard !changed.isEmpty else { return items }
         var byName = Dictionary(items.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        for name in changed { byName[name] = loadedState(folder)?[name] }
+        for name in changed { byName[name] = loadedState(&s, folder)?[name] }
         return Array(byName.values)
     }
 }

@@ -14,10 +14,10 @@ extension Domain {
         item.kind = .folder
         try? store.replaceChildren(of: item, with: [], listedAt: Self.now)
         setPlaceholder(item, persist: false)
-        lock.withLock {
+        lock.withLock { s in
             var created = FolderState(folder: id, items: [], listedAt: Self.now)
             created.verified = true
-            namespace[id] = created
+            s.namespace[id] = created
         }
         folderChanged(parent)
         return item
@@ -49,7 +49,7 @@ extension Domain {
         // hot, and the next journal of that name met it as a conflict.
         var state: DirtyState?
         while true {
-            let taken: DirtyState?? = lock.withLock { dirty.isUploading(id) ? .none : .some(dirty.remove(id)) }
+            let taken: DirtyState?? = lock.withLock { s in s.dirty.isUploading(id) ? .none : .some(s.dirty.remove(id)) }
             if case .some(let s) = taken { state = s; break }
             await waitIfUploading(id)
         }
@@ -59,7 +59,7 @@ extension Domain {
             do { try await w.delete(item) }
             catch let e as ProviderError where e.kind == .notFound { /* already gone: that is what we wanted */ }
             catch {
-                if let state { lock.withLock { dirty.restore(id, state) } } // not deleted: the change stays pending
+                if let state { lock.withLock { s in s.dirty.restore(id, state) } } // not deleted: the change stays pending
                 throw error
             }
         }
@@ -81,7 +81,7 @@ extension Domain {
         // Remote children are the provider's check (WritableProvider.delete refuses a non-empty folder).
         // Files changed here anywhere below it (not only its own: a folder inside may be gone
         // at the remote, and its files' uploads would put it back).
-        if lock.withLock({ dirty.hasAny(under: id) }) { throw error(.notEmpty, id, "folder not empty") }
+        if lock.withLock({ s in s.dirty.hasAny(under: id) }) { throw error(.notEmpty, id, "folder not empty") }
         do { try await w.delete(item) }
         catch let e as ProviderError where e.kind == .notFound { }
         forgetSubtree(id)
@@ -124,7 +124,7 @@ extension Domain {
         // and a close by another process meanwhile): it would write under the old name after
         // the server moved the file, or over what was moved in. One begun since the flush ends first.
         let names = [source, destination]
-        lock.withLock { dirty.beginMove(names) }
+        lock.withLock { s in s.dirty.beginMove(names) }
         var moved: Item
         do {
             try await waitForUploads(atOrUnder: names)
@@ -138,22 +138,22 @@ extension Domain {
                 throw self.error(.localIO, source, "cannot record the rename: \(error)")
             }
         } catch {
-            for id in lock.withLock({ dirty.endMove(names) }) { scheduleUpload(id) }
+            for id in lock.withLock({ s in s.dirty.endMove(names) }) { scheduleUpload(id) }
             throw error
         }
         movePins(source, to: destination)
-        let (reupload, replacedWaiters) = lock.withLock { () -> ([ItemIdentifier], [UploadWaiter]) in
-            namespace.moved(source, to: destination)
+        let (reupload, replacedWaiters) = lock.withLock { s -> ([ItemIdentifier], [UploadWaiter]) in
+            s.namespace.moved(source, to: destination)
             // The replaced file's changes went with it (store.move dropped its journal row): its
             // dirty state must not stay behind for the moved file to take as its own (an upload
             // that kept failing left it, and the moved file read and uploaded that content).
-            let (reupload, replacedWaiters) = dirty.renamed(source, to: destination, replacing: existing != nil)
-            return (reupload + dirty.endMove(names), replacedWaiters)
+            let (reupload, replacedWaiters) = s.dirty.renamed(source, to: destination, replacing: existing != nil)
+            return (reupload + s.dirty.endMove(names), replacedWaiters)
         }
         // An fsync of the replaced file waited for content that no longer exists anywhere.
         for w in replacedWaiters { w.resume() }
         for id in reupload { scheduleUpload(id) }
-        setPlaceholder(lock.withLock { withKeptModifiedTime(moved) })
+        setPlaceholder(lock.withLock { s in s.namespace.withKeptTime(moved) })
         folderChanged(parent)
         if newParent != parent { folderChanged(newParent) }
         return (source, destination)
@@ -164,7 +164,7 @@ extension Domain {
     private func waitForUploads(atOrUnder names: [ItemIdentifier]) async throws {
         let deadline = Date().addingTimeInterval(60)
         while true {
-            let busy = lock.withLock { dirty.uploading(atOrUnder: names) }
+            let busy = lock.withLock { s in s.dirty.uploading(atOrUnder: names) }
             guard let first = busy.first else { return }
             for id in busy { streamOutOfOrder(id, "the file is being renamed", uploadNow: true) }
             if Date() >= deadline { throw error(.timedOut, first, "its upload is still running; the rename was not sent") }
@@ -177,7 +177,7 @@ extension Domain {
     /// `item` is not such a file.
     private func renameRefusedNewFile(_ item: Item, to destination: ItemIdentifier) throws -> Bool {
         let source = item.identifier
-        guard let state = lock.withLock({ dirty[source] }), state.journal.isNew, state.journal.refused != nil else { return false }
+        guard let state = lock.withLock({ s in s.dirty[source] }), state.journal.isNew, state.journal.refused != nil else { return false }
         do {
             try content.move(source, to: destination) { try store.move(source, to: destination) }
         } catch {
@@ -185,9 +185,9 @@ extension Domain {
         }
         var moved = item
         moved.identifier = destination
-        let journal = lock.withLock { () -> PlaceholderStore.JournalEntry? in
-            namespace.removeName(source)
-            return dirty.refusedFileRenamed(source, to: destination)
+        let journal = lock.withLock { s -> PlaceholderStore.JournalEntry? in
+            s.namespace.removeName(source)
+            return s.dirty.refusedFileRenamed(source, to: destination)
         }
         if let journal { try? store.saveJournal(journal) }
         setPlaceholder(moved)

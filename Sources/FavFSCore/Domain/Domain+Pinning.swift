@@ -21,7 +21,7 @@ extension Domain: PinningHost {
     func pinnedWorkingSet() -> [ItemIdentifier] {
         let roots = pinnedFolders()
         guard !roots.isEmpty else { return [] }
-        let loaded = lock.withLock { Array(namespace.loadedFolders) }
+        let loaded = lock.withLock { s in Array(s.namespace.loadedFolders) }
         return roots + loaded.filter { f in roots.contains { r in r.isRoot || f.rawValue.hasPrefix(r.rawValue + "/") } }
     }
 
@@ -43,7 +43,7 @@ extension Domain: PinningHost {
 
     /// The item at `id`, looked up through its parent's listing if need be.
     func existingItem(_ id: ItemIdentifier) async throws -> Item {
-        if id.isRoot { return lock.withLock { namespace.root } }
+        if id.isRoot { return lock.withLock { s in s.namespace.root } }
         guard let parent = id.parent else { throw error(.notFound, id, "no such item") }
         return try await lookup(parent, id.name)
     }

@@ -34,7 +34,7 @@ extension Domain {
     /// The folders to revalidate now, most recently used first.
     func foldersToPoll(now: Double) -> [ItemIdentifier] {
         let recent = workingSet.recentFolders(now: now, window: Self.recentUseWindow, limit: Self.maxRecentFolders)
-        return lock.withLock {
+        return lock.withLock { s in
             var set = recent
             var seen = Set(set)
             for f in handles.all {
@@ -58,15 +58,15 @@ extension Domain {
             if watching.isWatchingLive && round % Self.fullListingEvery != 0 { return }
         }
         // Only folders this mount has loaded: never one it would have to load to check.
-        let due = lock.withLock {
+        let due = lock.withLock { s in
             candidates.filter { f in
-                guard refreshes[f] == nil, let s = namespace[f] else { return false }
-                if let failed = s.lastFailure, now - failed < options.retryAfterFailure { return false }
+                guard s.refreshes[f] == nil, let listed = s.namespace[f] else { return false }
+                if let failed = listed.lastFailure, now - failed < options.retryAfterFailure { return false }
                 // A folder whose listing takes long (100,000 entries: seconds) is listed at most
                 // 5% of the time. Not a short one that was slow once (a loaded server or
                 // machine): that would hold its changes back for 20 times that moment.
-                let backOff = s.items.count >= Self.longListing ? s.listingSeconds * 20 : 0
-                return now - (s.listedAt ?? 0) >= max(options.pollInterval * 0.9, backOff)
+                let backOff = listed.items.count >= Self.longListing ? listed.listingSeconds * 20 : 0
+                return now - (listed.listedAt ?? 0) >= max(options.pollInterval * 0.9, backOff)
             }
         }
         guard !due.isEmpty else { return }
@@ -98,7 +98,7 @@ extension Domain {
             }
         }
         // A folder gone at the remote is handled by the refresh itself (`folderGone`).
-        _ = await lock.withLock { refreshes[folder] ?? startRefresh(folder) }.result
+        _ = await lock.withLock { s in s.refreshes[folder] ?? startRefresh(&s, folder) }.result
     }
 
     /// A watched folder changed: list it shortly (events come in bursts: one listing for a
@@ -108,11 +108,11 @@ extension Domain {
         tasks.start(priority: .utility) { [self] in
             try? await Task.sleep(nanoseconds: 300_000_000)
             if Task.isCancelled { return }
-            if let inFlight = lock.withLock({ refreshes[folder] }) { _ = await inFlight.result }
+            if let inFlight = lock.withLock({ s in s.refreshes[folder] }) { _ = await inFlight.result }
             workingSet.watchedListingStarts(folder)
-            let shown = lock.withLock { namespace[folder] != nil }
+            let shown = lock.withLock { s in s.namespace[folder] != nil }
             guard shown else { return }
-            _ = await lock.withLock { refreshes[folder] ?? startRefresh(folder) }.result
+            _ = await lock.withLock { s in s.refreshes[folder] ?? startRefresh(&s, folder) }.result
         }
     }
 
@@ -121,12 +121,12 @@ extension Domain {
     /// then the folder stays as it is here (the file where the user put it), and the file's
     /// upload puts the folders back at the remote (`recreateMissingFolders`).
     func folderGone(_ folder: ItemIdentifier) {
-        if lock.withLock({ dirty.hasAny(under: folder) }) {
+        if lock.withLock({ s in s.dirty.hasAny(under: folder) }) {
             log.info("\(folder) is gone at \(provider.remoteDescription) but holds changes not uploaded yet: kept here; their upload makes it again")
             return
         }
         workingSet.forget(folder)
-        let shown = lock.withLock { folder.parent.flatMap { namespace[$0]?[folder.name] } != nil }
+        let shown = lock.withLock { s in folder.parent.flatMap { s.namespace[$0]?[folder.name] } != nil }
         forgetSubtree(folder)
         dropPins(folder)
         if shown { remoteChanges.publish([.removed(folder, folder: true)]) }

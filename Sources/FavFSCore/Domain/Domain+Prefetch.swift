@@ -12,7 +12,7 @@ extension Domain {
         var found: [ItemIdentifier] = []
         for sub in state.items where sub.kind == .folder && found.count < options.prefetchSubfolders {
             let known = preload(sub.identifier)
-            if lock.withLock({ refreshes[sub.identifier] == nil && loadedState(sub.identifier, load: known)?.listedAt == nil }) {
+            if lock.withLock({ s in s.refreshes[sub.identifier] == nil && loadedState(&s, sub.identifier, load: known)?.listedAt == nil }) {
                 found.append(sub.identifier)
             }
         }
@@ -29,10 +29,10 @@ extension Domain {
                     if running >= limit { await group.next(); running -= 1 }
                     await waitForQuiet()
                     let known = preload(child)
-                    let task: Task<FolderState, Error>? = lock.withLock {
-                        if let t = refreshes[child] { return t }
-                        if loadedState(child, load: known)?.listedAt != nil { return nil }
-                        return startRefresh(child)
+                    let task: Task<FolderState, Error>? = lock.withLock { s in
+                        if let t = s.refreshes[child] { return t }
+                        if loadedState(&s, child, load: known)?.listedAt != nil { return nil }
+                        return startRefresh(&s, child)
                     }
                     guard let task else { continue }
                     group.addTask { _ = try? await task.value }

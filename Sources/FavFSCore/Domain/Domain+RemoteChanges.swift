@@ -10,7 +10,7 @@ extension Domain {
     func verifiedState(_ folder: ItemIdentifier) async throws -> FolderState {
         let state = try await folderState(folder)
         if state.verified { return state }
-        let task = lock.withLock { refreshes[folder] ?? startRefresh(folder) }
+        let task = lock.withLock { s in s.refreshes[folder] ?? startRefresh(&s, folder) }
         do {
             return try await task.value
         } catch let e as ProviderError where e.isTransient {
@@ -26,7 +26,7 @@ extension Domain {
         // Dirty in memory or in the journal (a journal row not registered yet, at mount): its
         // cache file is the only copy. Unreadable journal: nothing is dropped.
         let journaled = (try? store.journalEntries()).map { Set($0.map(\.id)) }
-        let dirtyNow = lock.withLock { Set(dirty.ids) }.union(journaled ?? [])
+        let dirtyNow = lock.withLock { s in Set(s.dirty.ids) }.union(journaled ?? [])
         for change in changes where !dirtyNow.contains(change.identifier) && journaled != nil {
             switch change {
             case .removed(let id, _):

@@ -15,7 +15,7 @@ extension Domain {
     func streamAfterWrite(_ id: ItemIdentifier, offset: Int64, count: Int) {
         guard count > 0, let (streamer, threshold) = streamer, !options.readOnly else { return }
         let end = offset + Int64(count)
-        switch lock.withLock({ dirty.written(id, offset: offset, end: end, threshold: threshold) }) {
+        switch lock.withLock({ s in s.dirty.written(id, offset: offset, end: end, threshold: threshold) }) {
         case .nothing: break
         case .extend(let stream):
             stream.extend(to: end)
@@ -25,7 +25,7 @@ extension Domain {
             log.debug("streaming the upload of \(id) while it is written (\(end) bytes so far)")
             if !tasks.start({ [self] in await streamUpload(id, stream, streamer) }) {
                 stream.abandon("unmounting")
-                _ = lock.withLock { dirty.streamGivenUp(id) }
+                _ = lock.withLock { s in s.dirty.streamGivenUp(id) }
             }
         }
     }
@@ -34,13 +34,13 @@ extension Domain {
     /// transfer fails at its next read and the whole file is uploaded instead — at once when
     /// `uploadNow` (somebody waits for it), otherwise at the writer's close.
     func streamOutOfOrder(_ id: ItemIdentifier, _ reason: String, uploadNow: Bool = false) {
-        lock.withLock { dirty.outOfOrder(id, uploadNow: uploadNow) }?.abandon(reason)
+        lock.withLock { s in s.dirty.outOfOrder(id, uploadNow: uploadNow) }?.abandon(reason)
     }
 
     /// At the last close of a streamed file: the content is complete at `length`, as of the
     /// generation now.
     func endStream(_ id: ItemIdentifier, length: Int64) {
-        lock.withLock { dirty.streamEnded(id) }?.finish(length: length)
+        lock.withLock { s in s.dirty.streamEnded(id) }?.finish(length: length)
     }
 
     private func streamUpload(_ id: ItemIdentifier, _ stream: GrowingContent, _ streamer: any StreamingUploadProvider) async {
@@ -55,9 +55,9 @@ extension Domain {
         } catch {
             log.debug("streamed upload of \(id) given up (\(error)); the whole file is uploaded instead")
         }
-        let endedAt = lock.withLock { dirty[id]?.streamEndedAt }
+        let endedAt = lock.withLock { s in s.dirty[id]?.streamEndedAt }
         if let uploaded, let endedAt {
-            lock.withLock { dirty.streamDone(id) }
+            lock.withLock { s in s.dirty.streamDone(id) }
             if await commit(id, uploaded: uploaded, generation: endedAt) {
                 log.debug("uploaded \(id) while it was written")
                 return
@@ -67,9 +67,9 @@ extension Domain {
         }
         // The ordinary upload takes over: now if somebody waits for it or nothing writes the
         // file any more, otherwise at the writer's close (which sees no stream now).
-        let (waiting, writers) = lock.withLock { () -> (Bool, [ContentEntry]) in
-            guard dirty.isDirty(id) else { return (false, []) }
-            return (dirty.streamGivenUp(id), handles.all.filter { $0.writable }.map { $0.entry })
+        let (waiting, writers) = lock.withLock { s -> (Bool, [ContentEntry]) in
+            guard s.dirty.isDirty(id) else { return (false, []) }
+            return (s.dirty.streamGivenUp(id), handles.all.filter { $0.writable }.map { $0.entry })
         }
         let written = writers.contains { entry in entry.withLock { entry.id } == id }
         if waiting || !written { scheduleUpload(id) }

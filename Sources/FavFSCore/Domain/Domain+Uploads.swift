@@ -8,22 +8,22 @@ extension Domain {
     /// newer generation and go again).
     func scheduleUpload(_ id: ItemIdentifier) {
         // Refused content waits for a change (markDirty clears it): the server said no.
-        let claimed = lock.withLock { dirty.claimUpload(id) ? dirty[id]?.incarnation : nil }
+        let claimed = lock.withLock { s in s.dirty.claimUpload(id) ? s.dirty[id]?.incarnation : nil }
         guard let claimed else { return }
         // Unmounting (no new work): the item stays dirty in the journal for the next mount.
-        if !tasks.start({ [self] in await uploadLoop(id, incarnation: claimed) }) { _ = lock.withLock { dirty.releaseClaim(id) } }
+        if !tasks.start({ [self] in await uploadLoop(id, incarnation: claimed) }) { _ = lock.withLock { s in s.dirty.releaseClaim(id) } }
     }
 
     /// Uploads every item the journal lists (after a crash or kill, at mount).
     public func resumeUploads() {
         let rows = (try? store.journalEntries()) ?? []
-        lock.withLock {
+        lock.withLock { s in
             for j in rows {
                 let failure = j.refused.map {
                     ProviderError(ProviderError.Kind(rawValue: $0) ?? .denied, remote: provider.remoteDescription,
                                   path: j.id.rawValue, detail: j.lastError ?? "refused by the server")
                 }
-                dirty.resume(j, failure: failure)
+                s.dirty.resume(j, failure: failure)
             }
         }
         // The placeholders may predate the last writes (a crash before close): sizes from the files.
@@ -47,7 +47,7 @@ extension Domain {
         var recreatedFolders = false
         var mine = incarnation
         while true {
-            guard let (journal, generation, spell) = lock.withLock({ dirty[id].map { ($0.journal, $0.generation, $0.incarnation) } }) else { return }
+            guard let (journal, generation, spell) = lock.withLock({ s in s.dirty[id].map { ($0.journal, $0.generation, $0.incarnation) } }) else { return }
             if mine == nil { mine = spell }
             guard spell == mine else {
                 log.debug("upload of \(id) ends: the file was deleted and made again (its own upload follows)")
@@ -96,7 +96,7 @@ extension Domain {
                 attempt += 1
                 if await backOff(id, journal: journal, attempt: attempt, after: e) { continue }
                 return
-            } catch where lock.withLock({ dirty.changed(id, since: generation) }) {
+            } catch where lock.withLock({ s in s.dirty.changed(id, since: generation) }) {
                 // The file changed under the upload (a truncate made it read short): go again.
                 log.debug("upload of \(id) raced a local change (\(error)); again")
             } catch let e as ProviderError where e.kind == .notFound && !recreatedFolders {
@@ -142,8 +142,8 @@ extension Domain {
         j.attempts += 1
         j.lastError = e.description
         try? store.saveJournal(j)
-        lock.withLock { dirty.attempted(id, j) }
-        let limit = lock.withLock { dirty.draining } ? options.maxUploadAttemptsWhileUnmounting : options.maxUploadAttempts
+        lock.withLock { s in s.dirty.attempted(id, j) }
+        let limit = lock.withLock { s in s.dirty.draining } ? options.maxUploadAttemptsWhileUnmounting : options.maxUploadAttempts
         if attempt >= limit || Task.isCancelled {
             log.error("upload of \(id) failed \(attempt) times (last: \(e)); the local content is kept in the cache and tried again later")
             finishFailed(id, e)
@@ -161,7 +161,7 @@ extension Domain {
     /// the old name: rsync sent such files again). Returns the item to record (with the
     /// remote's new version where a time is part of it: SFTP, local) and the time applied.
     private func applyPendingTime(_ id: ItemIdentifier, to uploaded: Item, with w: any WritableProvider) async -> (Item, Timestamp?) {
-        guard let time = lock.withLock({ dirty[id]?.pendingModified }) else { return (uploaded, nil) }
+        guard let time = lock.withLock({ s in s.dirty[id]?.pendingModified }) else { return (uploaded, nil) }
         do {
             var updated = try await w.setModified(id, to: time)
             updated.kind = .file
@@ -194,9 +194,9 @@ extension Domain {
         // sees "clean" with the old content version (it would discard the cache file an upload
         // may still be reading), and a write right after dirties it with the right base.
         if let parent = id.parent { preload(parent) }
-        let begun: DirtyState? = lock.withLock {
-            guard let d = dirty.beginCommit(id, generation: generation, version: item.version) else { return nil }
-            item = withFirstSeenTimeLocked(item)
+        let begun: DirtyState? = lock.withLock { s in
+            guard let d = s.dirty.beginCommit(id, generation: generation, version: item.version) else { return nil }
+            item = withFirstSeenTimeLocked(&s, item)
             return d
         }
         var recorded = false
@@ -219,17 +219,17 @@ extension Domain {
         var state: DirtyState?
         while true {
             enum Step { case done(DirtyState?), lateTime(Timestamp) }
-            let step: Step = lock.withLock {
-                guard recorded, dirty.unchanged(id, generation: generation) != nil else {
-                    dirty.endCommit(id)
+            let step: Step = lock.withLock { s in
+                guard recorded, s.dirty.unchanged(id, generation: generation) != nil else {
+                    s.dirty.endCommit(id)
                     return .done(nil)
                 }
-                if let m = dirty[id]?.pendingModified, m != applied { return .lateTime(m) }
+                if let m = s.dirty[id]?.pendingModified, m != applied { return .lateTime(m) }
                 content.setVersion(id, Self.contentVersion(item))
                 // Noted: a listing begun before this upload must not bring back the old version.
-                namespace.replaceIfListed(item, noting: true)
+                s.namespace.replaceIfListed(item, noting: true)
                 handles.forgetOpenedVersion(id)
-                return .done(dirty.confirmed(id))
+                return .done(s.dirty.confirmed(id))
             }
             guard case .lateTime(let m) = step else {
                 if case .done(let s) = step { state = s }
@@ -248,7 +248,7 @@ extension Domain {
         // Newer local changes: they are now based on the version just uploaded. Who waited for
         // what this upload sent is answered now.
         log.debug("uploaded \(id) but it changed meanwhile: again, based on \(item.version ?? "-")")
-        let (answered, journal) = lock.withLock { dirty.confirmedButChanged(id, generation: generation, version: item.version) }
+        let (answered, journal) = lock.withLock { s in s.dirty.confirmedButChanged(id, generation: generation, version: item.version) }
         for waiter in answered { waiter.resume() }
         if let journal { try? store.saveJournal(journal) }
         return false
@@ -284,7 +284,7 @@ extension Domain {
     }
 
     func finishFailed(_ id: ItemIdentifier, _ e: ProviderError) {
-        let waiters = lock.withLock { dirty.failed(id, e) }
+        let waiters = lock.withLock { s in s.dirty.failed(id, e) }
         for w in waiters { w.resume(throwing: e) }
     }
 
@@ -317,7 +317,7 @@ extension Domain {
         var failures = 0
         func again(after e: ProviderError) async -> Bool {
             failures += 1
-            guard let journal = lock.withLock({ dirty[id]?.journal }) else { return false }
+            guard let journal = lock.withLock({ s in s.dirty[id]?.journal }) else { return false }
             return await backOff(id, journal: journal, attempt: failures, after: e)
         }
         while saved == nil {
@@ -387,10 +387,10 @@ extension Domain {
     private func handEditToConflictCopy(_ id: ItemIdentifier, copy: Item, generation: Int, name: Item?) -> Error? {
         let copyId = copy.identifier
         let version = Self.contentVersion(copy)
-        let outcome = lock.withLock { () -> Result<(answered: [UploadWaiter], again: Bool), Error> in
-            guard let d = dirty[id] else { return .success(([], false)) }
+        let outcome = lock.withLock { s -> Result<(answered: [UploadWaiter], again: Bool), Error> in
+            guard let d = s.dirty[id] else { return .success(([], false)) }
             let changed = d.generation != generation
-            let nameItem = name.map { withKeptModifiedTime($0) }
+            let nameItem = name.map { s.namespace.withKeptTime($0) }
             do {
                 // Still under the lock, unlike an upload's commit: the open handles' entry moves
                 // to the copy in the same step as the rows (a conflict is rare).
@@ -404,11 +404,11 @@ extension Domain {
                 return .failure(error)
             }
             handles.forgetOpenedVersion(id)
-            if let nameItem { namespace.replaceIfListed(nameItem) }
+            if let nameItem { s.namespace.replaceIfListed(nameItem) }
             // Waiters for what the copy holds (and for the name to be clean) are answered; an
             // fsync of a later change waits for the copy's upload (the row moved in the store,
             // now based on the copy).
-            return .success(dirty.handedToConflictCopy(id, copy: copyId, copyVersion: copy.version, generation: generation))
+            return .success(s.dirty.handedToConflictCopy(id, copy: copyId, copyVersion: copy.version, generation: generation))
         }
         switch outcome {
         case .failure(let e): return e
@@ -421,7 +421,7 @@ extension Domain {
 
     /// Waits for a running upload of `id`, if any (errors ignored: the caller acts either way).
     func waitIfUploading(_ id: ItemIdentifier) async {
-        guard lock.withLock({ dirty.isUploading(id) }) else { return }
+        guard lock.withLock({ s in s.dirty.isUploading(id) }) else { return }
         try? await waitForUpload(id, untilClean: true)
     }
 
@@ -434,8 +434,8 @@ extension Domain {
         // A stream would wait for the writer's close: the content as it is now goes whole instead.
         streamOutOfOrder(id, "an fsync, rename or delete waits for the upload", uploadNow: true)
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
-            let immediate = lock.withLock {
-                dirty.wait(id, untilClean: untilClean) { UploadWaiter(generation: $0, continuation: c) }
+            let immediate = lock.withLock { s in
+                s.dirty.wait(id, untilClean: untilClean) { UploadWaiter(generation: $0, continuation: c) }
             }
             if let immediate { c.resume(with: immediate) }
         }
@@ -443,7 +443,7 @@ extension Domain {
 
     /// Uploads everything dirty at or below `id` and waits for it (before a rename).
     func flushUploads(under id: ItemIdentifier) async throws {
-        let ids = lock.withLock { dirty.ids(atOrUnder: id) }
+        let ids = lock.withLock { s in s.dirty.ids(atOrUnder: id) }
         for d in ids { scheduleUpload(d) }
         for d in ids { try await waitForUpload(d, untilClean: true) }
     }
@@ -451,7 +451,7 @@ extension Domain {
     /// Starts again the uploads that stopped on a transient failure (the server was down or
     /// kept failing): called by the poller, so they resume once the server answers again.
     func retryFailedUploads() {
-        let ids = lock.withLock { dirty.transientlyFailed }
+        let ids = lock.withLock { s in s.dirty.transientlyFailed }
         for id in ids { scheduleUpload(id) }
     }
 
@@ -459,7 +459,7 @@ extension Domain {
     /// the next change, fsync or mount). Content the server refused is not pending: see
     /// `refusedUploads`.
     public func pendingUploads() -> (items: Int, bytes: Int64, failed: [ProviderError]) {
-        let snapshot = lock.withLock { dirty.pending }
+        let snapshot = lock.withLock { s in s.dirty.pending }
         let bytes = snapshot.keys.reduce(Int64(0)) { $0 + (cachedItem($1)?.size ?? 0) }
         return (snapshot.count, bytes, snapshot.values.compactMap { $0.uploading ? nil : $0.failure })
     }
@@ -467,15 +467,15 @@ extension Domain {
     /// Files the server refused for good (too large, denied...): kept in the mount and in
     /// lost+found until changed or removed.
     public func refusedUploads() -> [ProviderError] {
-        lock.withLock { dirty.refusals }
+        lock.withLock { s in s.dirty.refusals }
     }
 
     /// Starts every pending upload and waits until none is left or only failed ones remain
     /// (unmount). `progress` is called about every half second.
     public func drainUploads(progress: @Sendable (Int, Int64) -> Void) async -> [ProviderError] {
-        lock.withLock { dirty.draining = true }
-        defer { lock.withLock { dirty.draining = false } }
-        for id in lock.withLock({ dirty.ids }) {
+        lock.withLock { s in s.dirty.draining = true }
+        defer { lock.withLock { s in s.dirty.draining = false } }
+        for id in lock.withLock({ s in s.dirty.ids }) {
             streamOutOfOrder(id, "unmounting", uploadNow: true)
             scheduleUpload(id)
         }

@@ -24,15 +24,15 @@ extension Domain {
 
     /// Puts an item into its parent's listing (memory and store).
     func setPlaceholder(_ item: Item, persist: Bool = true) {
-        let item = item.modifiedTime == nil ? lock.withLock { withFirstSeenTimeLocked(item) } : item
+        let item = item.modifiedTime == nil ? lock.withLock { s in withFirstSeenTimeLocked(&s, item) } : item
         placeholderWrites.withLock {
             if persist { try? store.upsert(item) }
-            guard let parent = item.parent else { lock.withLock { namespace.root = item }; return }
+            guard let parent = item.parent else { lock.withLock { s in s.namespace.root = item }; return }
             preload(parent)
-            lock.withLock {
+            lock.withLock { s in
                 // In place: a copy of a 100,000-item listing per change would be 9 MB.
-                _ = loadedState(parent)
-                namespace.put(item)
+                _ = loadedState(&s, parent)
+                s.namespace.put(item)
             }
         }
     }
@@ -42,7 +42,7 @@ extension Domain {
     private func touch(_ id: ItemIdentifier, size: Int64) {
         guard !id.isRoot else { return }
         let now = Self.now
-        lock.withLock { namespace.update(id) { $0.size = size; $0.modified = now } }
+        lock.withLock { s in s.namespace.update(id) { $0.size = size; $0.modified = now } }
     }
 
     /// A folder's mtime (and so ctime) moves when an entry is created, removed or renamed in
@@ -50,7 +50,7 @@ extension Domain {
     /// its parent brings the server's.
     func folderChanged(_ folder: ItemIdentifier) {
         let now = Timestamp(Self.now)
-        lock.withLock { namespace.update(folder) { $0.modifiedTime = now } }
+        lock.withLock { s in s.namespace.update(folder) { $0.modifiedTime = now } }
     }
 
     /// Makes an item dirty: the journal row is written before the change is acknowledged. The
@@ -74,14 +74,14 @@ extension Domain {
         var placeholder = placeholder
         var nameIsAFolder = false
         if let parent = id.parent { preload(parent) }
-        let (exists, base, rowToSave) = lock.withLock { () -> (Bool, String?, PlaceholderStore.JournalEntry?) in
-            guard case .dirty(let rowToSave) = dirty.changing(id) else {
+        let (exists, base, rowToSave) = lock.withLock { s -> (Bool, String?, PlaceholderStore.JournalEntry?) in
+            guard case .dirty(let rowToSave) = s.dirty.changing(id) else {
                 if isNew { return (false, nil, nil) }
                 // Read under the lock an upload's commit sets the entry's new version under:
                 // read before it, a write racing the commit of our own upload took the old
                 // version for a change at the remote (a conflict copy of our own edit).
                 let handleVersion = handle.map { f in f.entry.withLock { f.entry.version } }
-                let current = cachedItemLocked(id)
+                let current = cachedItemLocked(&s, id)
                 if handle != nil, let current, current.kind != .file {
                     nameIsAFolder = true
                     return (false, nil, nil)
@@ -118,7 +118,7 @@ extension Domain {
         } catch {
             throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot record the change: \(error)")
         }
-        lock.withLock { dirty.recorded(j, isNew: isNew) }  // created empty here: may stream (see streamAfterWrite)
+        lock.withLock { s in s.dirty.recorded(j, isNew: isNew) }  // created empty here: may stream (see streamAfterWrite)
         // Brought back by a write through a handle of a file gone at the remote: it shows again.
         if !isNew, let back = placeholder { setPlaceholder(back, persist: false) }
         return true
@@ -128,10 +128,10 @@ extension Domain {
     /// `markDirty` (journal first, for crashes) and the write may not have read them, so it must
     /// not count as covering this change.
     func changeLanded(_ id: ItemIdentifier) {
-        lock.withLock { dirty.landed(id) }
+        lock.withLock { s in s.dirty.landed(id) }
     }
 
-    func isDirty(_ id: ItemIdentifier) -> Bool { lock.withLock { dirty.isDirty(id) } }
+    func isDirty(_ id: ItemIdentifier) -> Bool { lock.withLock { s in s.dirty.isDirty(id) } }
 
     // MARK: files
 
@@ -320,7 +320,7 @@ extension Domain {
     /// A time the remote does not keep (`e`), kept here while the remote has `version` (the
     /// item's content tag): a listing must not turn it back (rsync would copy everything again).
     func keepTime(_ id: ItemIdentifier, version: String, time: Timestamp, because e: ProviderError) {
-        if lock.withLock({ namespace.keepTime(id, version: version, time: time) }) {
+        if lock.withLock({ s in s.namespace.keepTime(id, version: version, time: time) }) {
             log.notice("\(provider.remoteDescription) does not keep modification times set here (\(e.detail)): favfs keeps them in its cache dir and shows them while a file stays unchanged at the server; another computer, or a new cache dir, sees the server's times (rsync --size-only or --checksum then avoid sending such files again)")
         }
         do { try store.keepTime(.init(id: id, version: version, time: time)) }
@@ -363,7 +363,7 @@ extension Domain {
         }
         // The journal row once per dirty spell: a database's hundredth commit syncs its cache
         // file only (a dirty file's content is the cache file, whatever its record says).
-        if lock.withLock({ dirty.needsDurableJournal(id) }) {
+        if lock.withLock({ s in s.dirty.needsDurableJournal(id) }) {
             do {
                 try store.makeDurable()
             } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id, for: "to sync the journal of \(id)") > 0 {
@@ -372,7 +372,7 @@ extension Domain {
             } catch {
                 throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot sync the change journal to disk: \(error)")
             }
-            lock.withLock { dirty.journalMadeDurable(id) }
+            lock.withLock { s in s.dirty.journalMadeDurable(id) }
         }
         uploadWhenQuiet(id)
     }
@@ -382,13 +382,13 @@ extension Domain {
     /// second is uploaded once, soon after it stops. Each call's wait ends on its own; a later
     /// change leaves the upload to the fsync (or close) after it.
     func uploadWhenQuiet(_ id: ItemIdentifier) {
-        guard let (generation, since) = lock.withLock({ dirty[id].map { ($0.generation, $0.journal.since) } }) else { return }
+        guard let (generation, since) = lock.withLock({ s in s.dirty[id].map { ($0.generation, $0.journal.since) } }) else { return }
         let quiet = options.uploadQuietTime, maxDelay = options.uploadMaxDelay
         tasks.start(priority: .utility) { [self] in
             try? await Task.sleep(nanoseconds: UInt64(max(0, quiet) * 1e9))
             if Task.isCancelled { return }
-            let due = lock.withLock {
-                dirty.quietUploadDue(id, generation: generation, since: since, now: Self.now, maxDelay: maxDelay)
+            let due = lock.withLock { s in
+                s.dirty.quietUploadDue(id, generation: generation, since: since, now: Self.now, maxDelay: maxDelay)
             }
             if due { scheduleUpload(id) }
         }

@@ -11,23 +11,16 @@ public final class Domain: @unchecked Sendable {
     public let options: DomainOptions
     let log = Logger(label: "favfs.domain")
 
-    /// Guards the state below; taken by every FUSE request. No SQLite call runs under it
-    /// (checked in debug builds: `StoreWitness`).
-    let lock = WitnessedLock("Domain.lock")
-    /// The placeholders loaded in memory, with what a listing must not undo (see `Namespace`).
-    var namespace: Namespace
-    /// Enumerations in flight, shared by everyone waiting for that folder.
-    var refreshes: [ItemIdentifier: Task<FolderState, Error>] = [:]
-    /// Listings answered from memory whose placeholders are still being saved (`saveListing`).
-    var listingSaves: [ItemIdentifier: Task<Void, Never>] = [:]
+    /// The namespace in memory, the dirty set and the listings in flight (`DomainState`),
+    /// reachable only under this lock; taken by every FUSE request. No SQLite call runs under
+    /// it (checked in debug builds: `StoreWitness`).
+    let lock: Guarded<DomainState>
     let listingSaveGroup = DispatchGroup()
     /// Open files, the version each item had when last opened, orphans (see `HandleTable`).
     let handles = HandleTable()
     /// The background work this core started (uploads, quiet-time waits, read-ahead, pinned
     /// downloads): `stopBackgroundWork` cancels it and waits for it before unmount.
     let tasks = OwnedTasks()
-    /// Items changed here and not yet confirmed by the remote (write-back's decisions).
-    var dirty = DirtySet()
     /// Serialises "write a placeholder to the store and to memory" against "persist what
     /// memory says": without it a close persisting the memory's item could land after a newer
     /// item was stored but before memory had it, and the store kept the older one.
@@ -36,12 +29,9 @@ public final class Domain: @unchecked Sendable {
     let maxFileSize: Int64?
     /// The provider's streamed uploads (and their threshold), looked up once: asked on every write.
     let streamer: (provider: any StreamingUploadProvider, threshold: Int64)?
-    private var quotaCache: (at: Double, quota: Quota?)?
     /// Folders in recent use, polled folders' stamps, when a program last read: what
     /// background work goes by.
     let workingSet = WorkingSet()
-    /// Per parent folder, the directory read-ahead of its subfolders (`readAheadSiblings`).
-    var siblingReadAhead: [ItemIdentifier: SiblingReadAhead] = [:]
     /// What the user pinned and the downloads that keep it here (its own part, own tasks).
     let pinning: Pinning
     /// Told of every change a listing finds at the remote (the bridge tells the kernel), a
@@ -63,8 +53,9 @@ public final class Domain: @unchecked Sendable {
         self.options = options
         maxFileSize = (provider as? any WritableProvider)?.maxFileSize
         streamer = (provider as? any StreamingUploadProvider).map { ($0, $0.streamingThreshold) }
-        namespace = Namespace(root: (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder),
-                              keptTimes: KeptModifiedTimes((try? store.keptTimes()) ?? []))
+        let namespace = Namespace(root: (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder),
+                                  keptTimes: KeptModifiedTimes((try? store.keptTimes()) ?? []))
+        lock = Guarded("Domain.lock", DomainState(namespace: namespace))
         pinning = Pinning(store: store, content: content, provider: provider)
     }
 
@@ -93,9 +84,9 @@ public final class Domain: @unchecked Sendable {
                 try await provider.item(for: .rootContainer)
             }
             root.kind = .folder
-            root = lock.withLock { withFirstSeenTimeLocked(root) }
+            root = lock.withLock { s in withFirstSeenTimeLocked(&s, root) }
             try? store.upsert(root)
-            lock.withLock { namespace.root = root }
+            lock.withLock { s in s.namespace.root = root }
             return .online
         } catch let e as ProviderError where e.isTransient {
             guard (try? store.item(.rootContainer))?.listedAt != nil else { throw e }
@@ -136,43 +127,43 @@ public final class Domain: @unchecked Sendable {
     /// The placeholder of `id`, from memory or the store; nil if never seen. No network.
     public func cachedItem(_ id: ItemIdentifier) -> Item? {
         let known = id.rawValue.hasPrefix("//") || (id.parent.map(preload) ?? true)
-        return lock.withLock { cachedItemLocked(id, load: known) }
+        return lock.withLock { s in cachedItemLocked(&s, id, load: known) }
     }
 
     /// `cachedItem` with the lock held. `load`: false when `preload` just found the parent
     /// folder empty in the store (then memory alone answers).
-    func cachedItemLocked(_ id: ItemIdentifier, load: Bool = true) -> Item? {
-        if id.isRoot { return namespace.root }
+    func cachedItemLocked(_ s: inout DomainState, _ id: ItemIdentifier, load: Bool = true) -> Item? {
+        if id.isRoot { return s.namespace.root }
         if let orphan = handles.orphanItem(id) { return orphan }
         // The bridge names the inodes of deleted items "//…": never a path at the remote.
         if id.rawValue.hasPrefix("//") { return nil }
         guard let parent = id.parent else { return nil }
-        return loadedState(parent, load: load)?[id.name]
+        return loadedState(&s, parent, load: load)?[id.name]
     }
 
     /// An item and whether it is dirty, read together (an upload commits both at once).
     func snapshot(_ id: ItemIdentifier) -> (item: Item?, dirty: Bool) {
         let known = id.rawValue.hasPrefix("//") || (id.parent.map(preload) ?? true)
-        return lock.withLock { (cachedItemLocked(id, load: known), dirty[id] != nil) }
+        return lock.withLock { s in (cachedItemLocked(&s, id, load: known), s.dirty[id] != nil) }
     }
 
     /// The folder's state from memory (lock held). A folder not in memory yet is read from the
     /// store here only when `preload` did not bring it (a caller without it, or a folder
     /// dropped in between): under the lock, which every FUSE request waits for meanwhile.
     /// `load: false` (the caller's `preload` found nothing in the store) answers from memory alone.
-    func loadedState(_ folder: ItemIdentifier, load: Bool = true) -> FolderState? {
-        if let s = namespace[folder] { return s }
+    func loadedState(_ s: inout DomainState, _ folder: ItemIdentifier, load: Bool = true) -> FolderState? {
+        if let loaded = s.namespace[folder] { return loaded }
         guard load else { return nil }
         let read = StoreWitness.allowing("a folder not preloaded") { try? store.listing(of: folder) }
         guard let (items, listedAt) = read else { return nil }
-        return install(folder, items: items, listedAt: listedAt)
+        return Self.install(&s, folder, items: items, listedAt: listedAt)
     }
 
-    private func install(_ folder: ItemIdentifier, items: [Item], listedAt: Double?) -> FolderState? {
+    private static func install(_ s: inout DomainState, _ folder: ItemIdentifier, items: [Item], listedAt: Double?) -> FolderState? {
         guard listedAt != nil || !items.isEmpty else { return nil }
-        let s = FolderState(folder: folder, items: items, listedAt: listedAt)
-        namespace[folder] = s
-        return s
+        let loaded = FolderState(folder: folder, items: items, listedAt: listedAt)
+        s.namespace[folder] = loaded
+        return loaded
     }
 
     /// Brings the folder's placeholders from the store into memory without the lock, so that
@@ -184,13 +175,13 @@ public final class Domain: @unchecked Sendable {
     @discardableResult
     func preload(_ folder: ItemIdentifier) -> Bool {
         for _ in 0..<3 {
-            if lock.withLock({ namespace[folder] != nil }) { return true }
+            if lock.withLock({ s in s.namespace[folder] != nil }) { return true }
             let writes = store.writes
             guard let (items, listedAt) = try? store.listing(of: folder) else { return true }
-            let done = lock.withLock { () -> Bool? in
-                if namespace[folder] != nil { return true }
+            let done = lock.withLock { s -> Bool? in
+                if s.namespace[folder] != nil { return true }
                 guard store.writes == writes else { return nil }
-                return install(folder, items: items, listedAt: listedAt) != nil
+                return Self.install(&s, folder, items: items, listedAt: listedAt) != nil
             }
             if let done { return done }
         }
@@ -218,7 +209,7 @@ public final class Domain: @unchecked Sendable {
     func leftOutItem(_ id: ItemIdentifier) async throws -> Item? {
         do {
             let fetched = try await provider.item(for: id)
-            let item = lock.withLock { withKeptModifiedTime(fetched) }
+            let item = lock.withLock { s in s.namespace.withKeptTime(fetched) }
             setPlaceholder(item)
             return item
         } catch let e as ProviderError where e.kind == .notFound {
@@ -244,37 +235,37 @@ public final class Domain: @unchecked Sendable {
         let now = Self.now
         workingSet.used(folder, at: now)
         let known = preload(folder)
-        let cached: FolderState? = lock.withLock {
-            guard let s = known ? loadedState(folder) : namespace[folder], s.listedAt != nil else { return nil }
-            noteUse(folder, s, now: now)
-            return s
+        let cached: FolderState? = lock.withLock { s in
+            guard let listed = known ? loadedState(&s, folder) : s.namespace[folder], listed.listedAt != nil else { return nil }
+            noteUse(&s, folder, listed, now: now)
+            return listed
         }
         if let cached { return cached }
-        let task = lock.withLock { refreshes[folder] ?? startRefresh(folder) }
+        let task = lock.withLock { s in s.refreshes[folder] ?? startRefresh(&s, folder) }
         return try await task.value
     }
 
     /// A listed folder is in use (lock held; the caller tells `workingSet`): a revalidation
     /// once it is older than `dirCacheTime` — or from an earlier mount, whatever its age.
-    func noteUse(_ folder: ItemIdentifier, _ s: FolderState, now: Double) {
-        if now - (s.listedAt ?? 0) > options.dirCacheTime || !s.verified, refreshes[folder] == nil,
-           now - (s.lastFailure ?? 0) > options.retryAfterFailure {
-            _ = startRefresh(folder)
+    func noteUse(_ s: inout DomainState, _ folder: ItemIdentifier, _ listed: FolderState, now: Double) {
+        if now - (listed.listedAt ?? 0) > options.dirCacheTime || !listed.verified, s.refreshes[folder] == nil,
+           now - (listed.lastFailure ?? 0) > options.retryAfterFailure {
+            _ = startRefresh(&s, folder)
         }
     }
 
     /// Starts (lock held) an enumeration of `folder` that replaces its placeholders, owned by
     /// `tasks` (an unmount cancels it). Once the unmount began, a task that fails at once.
-    func startRefresh(_ folder: ItemIdentifier) -> Task<FolderState, Error> {
+    func startRefresh(_ s: inout DomainState, _ folder: ItemIdentifier) -> Task<FolderState, Error> {
         let started = tasks.run { [self] in
-            defer { lock.withLock { refreshes[folder] = nil } }
+            defer { lock.withLock { s in s.refreshes[folder] = nil } }
             let started = ReachabilityTracker.clock
             do {
                 let state = try await enumerate(folder)
                 remoteAnswered(startedAt: started)
                 return state
             } catch {
-                lock.withLock { namespace[folder]?.lastFailure = Self.now }
+                lock.withLock { s in s.namespace[folder]?.lastFailure = Self.now }
                 remoteFailed(error, startedAt: started)
                 if let e = error as? ProviderError, e.kind == .notFound {
                     folderGone(folder)
@@ -287,7 +278,7 @@ public final class Domain: @unchecked Sendable {
             let remote = provider.remoteDescription
             return Task { throw ProviderError(.cancelled, remote: remote, path: folder.rawValue, detail: "unmounting") }
         }
-        refreshes[folder] = t
+        s.refreshes[folder] = t
         return t
     }
 
@@ -311,7 +302,7 @@ public final class Domain: @unchecked Sendable {
     /// Forgets placeholders at and below `id` (it is gone at the remote).
     func forgetSubtree(_ id: ItemIdentifier) {
         try? store.removeSubtree(id)
-        lock.withLock { namespace.removeName(id) }
+        lock.withLock { s in s.namespace.removeName(id) }
     }
 
     // MARK: content
@@ -346,8 +337,8 @@ public final class Domain: @unchecked Sendable {
         let entry = try content.retain(item: item, version: version, asHandle: true, local: wasDirty)
         guard wasDirty else { return entry }
         if let parent = id.parent { preload(parent) }
-        let reconciled = lock.withLock { () -> Bool in
-            guard dirty[id] == nil, let now = cachedItemLocked(id, load: false), now.kind == .file else { return false }
+        let reconciled = lock.withLock { s -> Bool in
+            guard s.dirty[id] == nil, let now = cachedItemLocked(&s, id, load: false), now.kind == .file else { return false }
             let confirmed = Self.contentVersion(now)
             guard confirmed != version else { return false }
             return entry.withLock { () -> Bool in
@@ -457,9 +448,9 @@ public final class Domain: @unchecked Sendable {
         guard !id.isRoot else { return }
         do {
             let listed = try await provider.item(for: id)
-            let item = lock.withLock { withKeptModifiedTime(listed) }
+            let item = lock.withLock { s in s.namespace.withKeptTime(listed) }
             try? store.upsert(item)
-            lock.withLock { namespace.replaceIfListed(item) }
+            lock.withLock { s in s.namespace.replaceIfListed(item) }
         } catch let e as ProviderError where e.kind == .notFound {
             forgetSubtree(id)
         } catch {
@@ -471,9 +462,9 @@ public final class Domain: @unchecked Sendable {
 
     /// Space at the remote (cached for a minute); nil when the remote does not say.
     public func quota() async -> Quota? {
-        if let q = lock.withLock({ quotaCache }), Self.now - q.at < 60 { return q.quota }
+        if let q = lock.withLock({ s in s.quota }), Self.now - q.at < 60 { return q.quota }
         let q = try? await provider.quota()
-        lock.withLock { quotaCache = (Self.now, q ?? nil) }
+        lock.withLock { s in s.quota = (Self.now, q ?? nil) }
         return q ?? nil
     }
 
@@ -486,7 +477,7 @@ public final class Domain: @unchecked Sendable {
     }
 
     private func unpinnedState(of id: ItemIdentifier, _ item: Item) -> String? {
-        if let d = lock.withLock({ dirty[id] }) {
+        if let d = lock.withLock({ s in s.dirty[id] }) {
             if d.journal.refused != nil, let f = d.failure {
                 return "dirty: upload refused (\(f)); kept here and in lost+found until it changes or is removed"
             }
