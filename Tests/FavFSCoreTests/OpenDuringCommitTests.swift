@@ -22,7 +22,7 @@ final class OpenDuringCommitTests: XCTestCase {
         let before = try XCTUnwrap(seen)
         XCTAssertTrue(wasDirty)
         d.closeFile(h)
-        try await d.flushUploads(under: id)
+        try await d.writeBack.flushUploads(under: id, host: d)
         let committed = try XCTUnwrap(d.cachedItem(id))
         XCTAssertNotEqual(Domain.contentVersion(committed), Domain.contentVersion(before), "the upload made a new version")
         // ...and the entry it retains after the commit.
@@ -33,7 +33,7 @@ final class OpenDuringCommitTests: XCTestCase {
         let h2 = d.addHandle(OpenFile(item: before, entry: entry, writable: true))
         _ = try Data("three, the last\n".utf8).withUnsafeBytes { try d.write(handle: h2, offset: 0, $0) }
         d.closeFile(h2)
-        try await d.flushUploads(under: id)
+        try await d.writeBack.flushUploads(under: id, host: d)
         XCTAssertEqual(try Data(contentsOf: f.served.appendingPathComponent("a.txt")), Data("three, the last\n".utf8))
         let names = try FileManager.default.contentsOfDirectory(atPath: f.served.path)
         XCTAssertEqual(names, ["a.txt"], "a conflict copy of our own edit")

@@ -45,7 +45,7 @@ enum KnownIssues {
     /// the core notices; then the program writes through its handle. The core acknowledges the
     /// write and marks the file dirty, but the item has no placeholder any more: the file does
     /// not show, every upload ends with `.notFound` "the item to upload is gone"
-    /// (`Domain.uploadLoop`), fsync fails with ENOENT and the drain at unmount never empties.
+    /// (`WriteBack.uploadLoop`), fsync fails with ENOENT and the drain at unmount never empties.
     /// The model expects the write to bring the file back as a dirty file (uploaded as a
     /// conflict copy, as for any edit whose base version is gone). Excluded: writes and
     /// truncates through such a handle are skipped.

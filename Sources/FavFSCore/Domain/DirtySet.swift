@@ -349,7 +349,7 @@ struct DirtySet {
         return s.journal
     }
 
-    // MARK: streamed uploads (Domain+StreamingUpload.swift)
+    // MARK: streamed uploads (WriteBack+Streaming.swift)
 
     enum StreamStep { case nothing, extend(GrowingContent), abandon(GrowingContent), start(GrowingContent) }
 

@@ -16,7 +16,7 @@ struct DirtyState: Sendable {
     /// A new file written in order from its first byte: how far (nil once a write went
     /// elsewhere). Past `Domain.streamingThreshold` its upload starts while it is written.
     var appendedUpTo: Int64?
-    /// The upload streaming this file while it is written (see Domain+StreamingUpload.swift).
+    /// The upload streaming this file while it is written (see WriteBack+Streaming.swift).
     var stream: GrowingContent?
     /// The generation the streamed content was complete at (set at the last close).
     var streamEndedAt: Int?

@@ -146,7 +146,7 @@ extension Domain {
             guard s.dirty.releaseClaim(id) else { return false }
             return handles.file(handle) == nil
         }
-        if closed { scheduleUpload(id) }
+        if closed { writeBack.scheduleUpload(id, host: self) }
     }
 
     /// True when `handle` is a file made by a server-side copy, whose content must come here

@@ -51,7 +51,7 @@ extension Domain {
         while true {
             let taken: DirtyState?? = lock.withLock { s in s.dirty.isUploading(id) ? .none : .some(s.dirty.remove(id)) }
             if case .some(let s) = taken { state = s; break }
-            await waitIfUploading(id)
+            await writeBack.waitIfUploading(id)
         }
         let neverUploaded = state?.journal.isNew == true
         log.debug("remove \(id) neverUploaded=\(neverUploaded)")
@@ -115,9 +115,9 @@ extension Domain {
         // replaced destination must not land after the move.
         log.debug("rename \(source) -> \(destination) replacing=\(existing != nil)")
         if existing == nil, item.kind == .file, try renameRefusedNewFile(item, to: destination) { return (source, destination) }
-        try await flushUploads(under: source)
+        try await writeBack.flushUploads(under: source, host: self)
         if let existing {
-            try? await flushUploads(under: destination)
+            try? await writeBack.flushUploads(under: destination, host: self)
             if existing.kind == .file { try await keepContentForOpenHandles(existing) }
         }
         // From here until the rename is recorded, no upload under either name starts (a write
@@ -138,7 +138,7 @@ extension Domain {
                 throw self.error(.localIO, source, "cannot record the rename: \(error)")
             }
         } catch {
-            for id in lock.withLock({ s in s.dirty.endMove(names) }) { scheduleUpload(id) }
+            for id in lock.withLock({ s in s.dirty.endMove(names) }) { writeBack.scheduleUpload(id, host: self) }
             throw error
         }
         movePins(source, to: destination)
@@ -152,7 +152,7 @@ extension Domain {
         }
         // An fsync of the replaced file waited for content that no longer exists anywhere.
         for w in replacedWaiters { w.resume() }
-        for id in reupload { scheduleUpload(id) }
+        for id in reupload { writeBack.scheduleUpload(id, host: self) }
         setPlaceholder(lock.withLock { s in s.namespace.withKeptTime(moved) })
         folderChanged(parent)
         if newParent != parent { folderChanged(newParent) }
@@ -166,7 +166,7 @@ extension Domain {
         while true {
             let busy = lock.withLock { s in s.dirty.uploading(atOrUnder: names) }
             guard let first = busy.first else { return }
-            for id in busy { streamOutOfOrder(id, "the file is being renamed", uploadNow: true) }
+            for id in busy { writeBack.streamOutOfOrder(id, "the file is being renamed", uploadNow: true) }
             if Date() >= deadline { throw error(.timedOut, first, "its upload is still running; the rename was not sent") }
             try await Task.sleep(nanoseconds: 10_000_000)
         }
@@ -194,7 +194,7 @@ extension Domain {
         if let parent = source.parent { folderChanged(parent) }
         if let parent = destination.parent, parent != source.parent { folderChanged(parent) }
         log.info("\(source), refused by the server, renamed here to \(destination): uploading it under the new name")
-        scheduleUpload(destination)
+        writeBack.scheduleUpload(destination, host: self)
         return true
     }
 }

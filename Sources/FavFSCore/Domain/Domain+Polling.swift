@@ -47,7 +47,7 @@ extension Domain {
     /// One round: each folder of the working set that was not listed within the last interval
     /// (a user's `ls` just did) is checked, four at a time.
     func poll(round: Int) async {
-        retryFailedUploads()
+        writeBack.retryFailedUploads(host: self)
         let now = Self.now
         var unique = Set<ItemIdentifier>()
         let candidates = foldersToPoll(now: now).filter { unique.insert($0).inserted }

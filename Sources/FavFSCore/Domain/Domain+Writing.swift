@@ -203,7 +203,7 @@ extension Domain {
         do {
             if truncate {
                 try markDirtyRecording(id, entry)
-                streamOutOfOrder(id, "the file was truncated")
+                writeBack.streamOutOfOrder(id, "the file was truncated")
                 try content.setSize(entry, 0)
                 changeLanded(id)
                 touch(id, size: 0)
@@ -241,7 +241,7 @@ extension Domain {
         let n = try content.write(f.entry, offset: offset, buffer)
         changeLanded(id)
         touch(id, size: f.entry.withLock { f.entry.size })
-        streamAfterWrite(id, offset: offset, count: n)
+        writeBack.streamAfterWrite(id, offset: offset, count: n, host: self)
         return n
     }
 
@@ -282,7 +282,7 @@ extension Domain {
                 try content.setSize(f.entry, size)
                 return f.item
             }
-            streamOutOfOrder(file, "the file was truncated or extended to \(size) bytes")
+            writeBack.streamOutOfOrder(file, "the file was truncated or extended to \(size) bytes")
             try content.setSize(f.entry, size)
             changeLanded(file)
             touch(file, size: size)
@@ -334,8 +334,8 @@ extension Domain {
         // The content record and the placeholder (size, mtime) in one transaction.
         placeholderWrites.withLock { content.persist(f.entry, with: cachedItem(id)) }
         let stillOpen = handles.hasWriter(of: f.entry)
-        if !stillOpen { endStream(id, length: f.entry.withLock { f.entry.size }) }
-        if !stillOpen && isDirty(id) { scheduleUpload(id) }
+        if !stillOpen { writeBack.endStream(id, length: f.entry.withLock { f.entry.size }) }
+        if !stillOpen && isDirty(id) { writeBack.scheduleUpload(id, host: self) }
     }
 
     /// fsync: the cache file and its journal row on this machine's disk; the upload follows
@@ -357,7 +357,7 @@ extension Domain {
         if !dirtyNow || !f.entry.withLock({ f.entry.recorded }) { content.persist(f.entry) }
         guard dirtyNow else { return }
         if options.fsyncWaitsForRemote {
-            scheduleUpload(id)
+            writeBack.scheduleUpload(id, host: self)
             try await waitForUpload(id)
             return
         }
@@ -390,7 +390,7 @@ extension Domain {
             let due = lock.withLock { s in
                 s.dirty.quietUploadDue(id, generation: generation, since: since, now: Self.now, maxDelay: maxDelay)
             }
-            if due { scheduleUpload(id) }
+            if due { writeBack.scheduleUpload(id, host: self) }
         }
     }
 }

@@ -27,8 +27,8 @@ public final class Domain: @unchecked Sendable {
     let placeholderWrites = NSLock()
     /// The remote's largest file (`WritableProvider.maxFileSize`), read once: checked on every write.
     let maxFileSize: Int64?
-    /// The provider's streamed uploads (and their threshold), looked up once: asked on every write.
-    let streamer: (provider: any StreamingUploadProvider, threshold: Int64)?
+    /// Uploads of what changed here: the upload loop, commits, conflict copies, streams.
+    let writeBack: WriteBack
     /// Folders in recent use, polled folders' stamps, when a program last read: what
     /// background work goes by.
     let workingSet = WorkingSet()
@@ -52,11 +52,12 @@ public final class Domain: @unchecked Sendable {
         self.content = content
         self.options = options
         maxFileSize = (provider as? any WritableProvider)?.maxFileSize
-        streamer = (provider as? any StreamingUploadProvider).map { ($0, $0.streamingThreshold) }
         let namespace = Namespace(root: (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder),
                                   keptTimes: KeptModifiedTimes((try? store.keptTimes()) ?? []))
         lock = Guarded("Domain.lock", DomainState(namespace: namespace))
         pinning = Pinning(store: store, content: content, provider: provider)
+        writeBack = WriteBack(provider: provider, store: store, content: content, options: options,
+                              lock: lock, handles: handles, tasks: tasks, userEvents: userEvents)
     }
 
     static var now: Double { Date().timeIntervalSince1970 }

@@ -5,12 +5,12 @@ import Foundation
 /// (denied, too large, no space at the server, a name it will not take) ends the upload: the
 /// file stays in the mount as written, marked refused, with a copy in `CACHEDIR/lost+found`.
 /// Nothing is retried forever, and unmount never waits for it.
-extension Domain {
+extension WriteBack {
     /// Re-creates the folders above `id` that are missing at the remote, top down. True when
     /// at least one was created (the upload is worth trying again). Throws a transient failure
     /// (the server in trouble meanwhile): that is no refusal, the caller tries again later.
-    func recreateMissingFolders(above id: ItemIdentifier) async throws -> Bool {
-        guard let w = try? writer(id) else { return false }
+    func recreateMissingFolders(above id: ItemIdentifier, host: any WriteBackHost) async throws -> Bool {
+        guard let w = try? host.writer(id) else { return false }
         var missing: [ItemIdentifier] = []
         var folder = id.parent
         while let f = folder, f != .rootContainer {
@@ -32,7 +32,7 @@ extension Domain {
             do {
                 var created = try await w.createFolder(f)
                 created.kind = .folder
-                setPlaceholder(created)
+                host.setPlaceholder(created, persist: true)
             } catch let e as ProviderError where e.kind == .exists {
                 continue  // made by someone else meanwhile: as good
             } catch let e as ProviderError where e.isTransient {
@@ -51,7 +51,7 @@ extension Domain {
     /// "upload refused: …", shown by `favfs status`), a copy of its content goes to lost+found,
     /// and the journal row records the refusal so neither a retry nor a remount sends it again;
     /// a change to it (or removing it) is the user's answer. Waiters get `error`.
-    func abandonUpload(_ id: ItemIdentifier, _ error: ProviderError) async {
+    func abandonUpload(_ id: ItemIdentifier, _ error: ProviderError, host: any WriteBackHost) async {
         // A copy (the file stays in use), made off the cooperative pool: it may be gigabytes.
         let kept = try? await BlockingWork.run { [content] in content.keepInLostAndFound(id, independentCopy: true) }
         let (journal, waiters) = lock.withLock { s in s.dirty.refused(id, error) }
@@ -62,7 +62,7 @@ extension Domain {
         }
         let copy = kept.flatMap { $0 }.map { "a copy is in \($0.path)" } ?? "it could not be copied to lost+found (\(content.lostAndFound.path))"
         log.error("upload of \(id) refused for good: \(error). The file stays in the mount as written until it is changed or removed; \(copy)")
-        if let parent = id.parent { folderChanged(parent) }
+        if let parent = id.parent { host.folderChanged(parent) }
         let reason = (error.detail.isEmpty ? "\(error.kind)" : error.detail) + (error.status.map { " (status \($0))" } ?? "")
         userEvents.publish(.uploadRefused(id, reason: reason, keptAt: kept.flatMap { $0 }?.path))
         for w in waiters { w.resume(throwing: error) }

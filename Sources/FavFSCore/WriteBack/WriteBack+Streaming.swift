@@ -9,10 +9,10 @@ import Foundation
 /// and covers exactly the content at the last close (its generation). Anything out of the
 /// ordinary — a write behind what was appended, a truncate, an fsync, a rename, a failure of the
 /// transfer — gives the stream up, and the ordinary upload of the whole file takes over.
-extension Domain {
+extension WriteBack {
     /// After a write landed in the cache file: an append feeds the running stream, or starts
     /// one past the threshold; a write anywhere else gives streaming up for this change.
-    func streamAfterWrite(_ id: ItemIdentifier, offset: Int64, count: Int) {
+    func streamAfterWrite(_ id: ItemIdentifier, offset: Int64, count: Int, host: any WriteBackHost) {
         guard count > 0, let (streamer, threshold) = streamer, !options.readOnly else { return }
         let end = offset + Int64(count)
         switch lock.withLock({ s in s.dirty.written(id, offset: offset, end: end, threshold: threshold) }) {
@@ -23,7 +23,7 @@ extension Domain {
         case .abandon(let stream): stream.abandon("a write at byte \(offset) went back over what was appended")
         case .start(let stream):
             log.debug("streaming the upload of \(id) while it is written (\(end) bytes so far)")
-            if !tasks.start({ [self] in await streamUpload(id, stream, streamer) }) {
+            if !tasks.start({ [self] in await streamUpload(id, stream, streamer, host: host) }) {
                 stream.abandon("unmounting")
                 _ = lock.withLock { s in s.dirty.streamGivenUp(id) }
             }
@@ -43,7 +43,7 @@ extension Domain {
         lock.withLock { s in s.dirty.streamEnded(id) }?.finish(length: length)
     }
 
-    private func streamUpload(_ id: ItemIdentifier, _ stream: GrowingContent, _ streamer: any StreamingUploadProvider) async {
+    private func streamUpload(_ id: ItemIdentifier, _ stream: GrowingContent, _ streamer: any StreamingUploadProvider, host: any WriteBackHost) async {
         var uploaded: Item?
         do {
             let (fd, _) = try content.openForUpload(id)
@@ -58,11 +58,11 @@ extension Domain {
         let endedAt = lock.withLock { s in s.dirty[id]?.streamEndedAt }
         if let uploaded, let endedAt {
             lock.withLock { s in s.dirty.streamDone(id) }
-            if await commit(id, uploaded: uploaded, generation: endedAt) {
+            if await commit(id, uploaded: uploaded, generation: endedAt, host: host) {
                 log.debug("uploaded \(id) while it was written")
                 return
             }
-            await uploadLoop(id)  // written again after its close: the whole file, as always
+            await uploadLoop(id, host: host)  // written again after its close: the whole file, as always
             return
         }
         // The ordinary upload takes over: now if somebody waits for it or nothing writes the
@@ -72,6 +72,6 @@ extension Domain {
             return (s.dirty.streamGivenUp(id), handles.all.filter { $0.writable }.map { $0.entry })
         }
         let written = writers.contains { entry in entry.withLock { entry.id } == id }
-        if waiting || !written { scheduleUpload(id) }
+        if waiting || !written { scheduleUpload(id, host: host) }
     }
 }

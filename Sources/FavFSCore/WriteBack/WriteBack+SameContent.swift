@@ -5,7 +5,7 @@ import Foundation
 /// version is older than the server's; the next upload's precondition then fails although the
 /// server holds exactly the local bytes. Before a conflict copy is made, the remote content is
 /// compared with the local one, byte for byte.
-extension Domain {
+extension WriteBack {
     /// Content larger than this is not fetched to compare: a conflict copy is made instead (it
     /// loses nothing; the comparison would cost a download of the whole file).
     static let sameContentCheckLimit: Int64 = 1 << 30

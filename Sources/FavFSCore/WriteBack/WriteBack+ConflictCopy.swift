@@ -1,0 +1,134 @@
+import Foundation
+
+/// Conflict copies: the remote changed under a local edit. The remote version keeps the name;
+/// the local one is uploaded beside it as `NAME (conflict YYYY-MM-DD HHMMSS).EXT`, and the
+/// edit (content, open handles, dirty state) becomes the copy's.
+extension WriteBack {
+    /// `NAME (conflict YYYY-MM-DD HHMMSS).EXT`
+    static func conflictName(_ name: String, date: Date, attempt: Int) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone.current
+        f.dateFormat = "yyyy-MM-dd HHmmss"
+        let tag = "conflict \(f.string(from: date))" + (attempt > 0 ? " \(attempt + 1)" : "")
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            return "\(name[..<dot]) (\(tag))\(name[dot...])"
+        }
+        return "\(name) (\(tag))"
+    }
+
+    /// The remote changed under a local edit: upload ours beside it, keep theirs under the name.
+    /// `generation`: the dirty state's generation when this upload began.
+    func saveConflictCopy(_ id: ItemIdentifier, item: Item, cause: ProviderError, generation: Int, host: any WriteBackHost) async {
+        guard let parent = id.parent, let w = try? host.writer(id) else { return }
+        let now = Date()
+        var attempt = 0
+        var recreatedFolders = false
+        var saved: Item?
+        // A server in trouble: waited for and tried again, as often as any upload (bounded; then
+        // the edit stays dirty here and the poller, the next change or mount try again).
+        var failures = 0
+        func again(after e: ProviderError) async -> Bool {
+            failures += 1
+            guard let journal = lock.withLock({ s in s.dirty[id]?.journal }) else { return false }
+            return await backOff(id, journal: journal, attempt: failures, after: e)
+        }
+        while saved == nil {
+            let copyId = parent.child(Self.conflictName(id.name, date: now, attempt: attempt))
+            do {
+                let (fd, length) = try content.openForUpload(id)
+                defer { close(fd) }
+                var copy = try await w.upload(copyId, from: ContentSource(fd: fd, length: length), precondition: .mustNotExist)
+                copy.kind = .file
+                host.setPlaceholder(copy, persist: true)
+                log.warning("conflict: \(id) changed on \(provider.remoteDescription) while edited here (\(cause.detail)); the remote version keeps the name, the local one was saved as \(copyId.name)")
+                saved = copy
+            } catch let e as ProviderError where e.kind == .exists && attempt < 20 {
+                attempt += 1
+            } catch where Task.isCancelled {
+                finishFailed(id, self.error(.cancelled, id, "the conflict copy was stopped by the unmount"))
+                return
+            } catch let e as ProviderError where e.isTransient {
+                if await again(after: e) { continue }
+                return
+            } catch let e as ProviderError where e.kind == .notFound && !recreatedFolders {
+                recreatedFolders = true
+                do {
+                    if try await recreateMissingFolders(above: copyId, host: host) { continue }
+                } catch {
+                    recreatedFolders = false
+                    if await again(after: error as? ProviderError ?? e) { continue }
+                    return
+                }
+                await abandonUpload(id, e, host: host)
+                return
+            } catch let e as ProviderError where !e.isPermanentRefusal {
+                log.error("cannot save the conflict copy of \(id): \(e); the local content stays in the cache")
+                finishFailed(id, e)
+                return
+            } catch {
+                log.error("cannot save the conflict copy of \(id): \(error)")
+                await abandonUpload(id, error as? ProviderError ?? self.error(.serverError, id, "\(error)"), host: host)
+                return
+            }
+        }
+        guard let saved else { return }
+        // The name's remote version, read before the edit leaves the name: the name shows it
+        // from the same step on (in between, a reader got the local size without local bytes).
+        let remote: Result<Item, Error>
+        do { remote = .success(try await provider.item(for: id)) } catch { remote = .failure(error) }
+        if let e = handEditToConflictCopy(id, copy: saved, generation: generation, name: try? remote.get(), host: host) {
+            log.error("cannot record the conflict copy of \(id) as \(saved.identifier.name): \(e); the local content stays in the cache and is sent again")
+            finishFailed(id, self.error(.localIO, id, "cannot record the conflict copy: \(e)"))
+            return
+        }
+        userEvents.publish(.conflictCopy(original: id, copy: saved.identifier))
+        switch remote {
+        case .success: break
+        case .failure(let e as ProviderError) where e.kind == .notFound: host.forgetSubtree(id)
+        case .failure(let e): log.warning("cannot refresh \(id): \(e)")
+        }
+    }
+
+    /// The local edit is the conflict copy's now: its cached content, the open handles on it
+    /// (their later writes update the copy, not the name that went to the other version) and,
+    /// when it changed while the copy was sent, its dirty state, uploaded again against the
+    /// copy; the name takes the remote's item (`name`, when it could be read). Store and memory
+    /// change together under the lock `markDirty` and `openFile` read the dirty state under (as
+    /// in `commit`): no write lands between the journal row going and the content going, where
+    /// it would be lost. Returns the store's error, if any.
+    private func handEditToConflictCopy(_ id: ItemIdentifier, copy: Item, generation: Int, name: Item?, host: any WriteBackHost) -> Error? {
+        let copyId = copy.identifier
+        let version = Domain.contentVersion(copy)
+        let outcome = lock.withLock { s -> Result<(answered: [UploadWaiter], again: Bool), Error> in
+            guard let d = s.dirty[id] else { return .success(([], false)) }
+            let changed = d.generation != generation
+            let nameItem = name.map { s.namespace.withKeptTime($0) }
+            do {
+                // Still under the lock, unlike an upload's commit: the open handles' entry moves
+                // to the copy in the same step as the rows (a conflict is rare).
+                try StoreWitness.allowing("handing an edit to its conflict copy") {
+                    try content.move(id, to: copyId, version: version) {
+                        try store.moveEditToConflictCopy(id, copy: copy, contentVersion: version, name: nameItem,
+                                                         journalSince: d.journal.since, stillDirty: changed)
+                    }
+                }
+            } catch {
+                return .failure(error)
+            }
+            handles.forgetOpenedVersion(id)
+            if let nameItem { s.namespace.replaceIfListed(nameItem) }
+            // Waiters for what the copy holds (and for the name to be clean) are answered; an
+            // fsync of a later change waits for the copy's upload (the row moved in the store,
+            // now based on the copy).
+            return .success(s.dirty.handedToConflictCopy(id, copy: copyId, copyVersion: copy.version, generation: generation))
+        }
+        switch outcome {
+        case .failure(let e): return e
+        case .success(let (answered, again)):
+            for w in answered { w.resume() }
+            if again { scheduleUpload(copyId, host: host) }
+            return nil
+        }
+    }
+}
