@@ -445,8 +445,11 @@ struct RefModel {
                 case (.folder, .file): return .error(.isAFolder)
                 case (.file, .folder): return .error(.notAFolder)
                 case (.folder, .folder):
-                    // The core asks the remote whether the destination is empty.
-                    if served.keys.contains(where: { parentPath($0) == b }) { return .error(.notEmpty) }
+                    // Not empty: what the remote has in it, or a file written in it here and not
+                    // uploaded yet (which the core may have uploaded by now: either way).
+                    if served.keys.contains(where: { parentPath($0) == b }) || local.keys.contains(where: { isUnder($0, b) }) {
+                        return .error(.notEmpty)
+                    }
                 default: break
                 }
             }

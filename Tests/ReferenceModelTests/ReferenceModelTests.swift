@@ -353,6 +353,12 @@ final class ReferenceModelTests: XCTestCase {
                 .mkdir("/d"), .remoteWrite("/d/b", length: 101, fill: 55), .remoteMkdir("/e"), .truncatePath("/d/b", size: 0),
                 .remoteRename("/d/b", "/e/c.md"), .fail(.stat, count: 1, error: .timedOut), .create("/e/c.md", slot: 1),
                 .closeRefused(slot: 1, error: .versionChanged)]),
+            // Seed 1 of a 300-step run: a folder replaced by a rename had a file written in it
+            // here whose upload had not gone yet; the core asked only the remote and replaced it.
+            ("fixed: a folder holding a file not uploaded yet is not empty for a rename", [
+                .remoteMkdir("/d"), .mkdir("/d/é"), .mkdir("/d/é/é"), .mkdir("/c.md"),
+                .fail(.upload, count: 12, error: .serverError, path: "/c.md/é"), .create("/c.md/é", slot: 1),
+                .rename("/d/é/é", "/c.md", noReplace: false)]),
         ]
         for (name, steps) in repros {
             var failure = await Self.runOnce(steps)

@@ -105,6 +105,10 @@ extension Domain {
             if noReplace { throw error(.exists, destination, "already exists") }
             if existing.kind == .folder {
                 guard item.kind == .folder else { throw error(.isAFolder, destination, "is a folder") }
+                // Files written in it here and not uploaded yet count, as what the remote lists does.
+                if lock.withLock({ s in s.dirty.hasAny(under: destination) }) {
+                    throw error(.notEmpty, destination, "folder not empty")
+                }
                 let inside = try await provider.enumerateItems(in: destination, page: nil).items
                 if !inside.isEmpty { throw error(.notEmpty, destination, "folder not empty") }
             } else if item.kind == .folder {
