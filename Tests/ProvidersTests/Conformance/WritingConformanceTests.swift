@@ -32,14 +32,16 @@ struct WritingConformanceTests {
         return (ContentSource(fd: fd, length: Int64(data.count)), { close(fd); unlink(path) })
     }
 
-    /// An upload as the upload loop makes it: `.locked` is tried again (for up to 45 s). The
+    /// An upload as the upload loop makes it: `.locked` is tried again (for up to 150 s). The
     /// servers are shared with other suites' mounts, and Apache's lock database mixes up the
     /// locks of clients locking at the same moment: a lock lost that way sits on some file
-    /// until it times out (WebDAVProvider.lockSeconds).
+    /// until it times out (WebDAVProvider.lockSeconds, 30 s), and on a busy machine the next
+    /// try can lose its lock again (CI: still refused after 45 s). The upload loop is as
+    /// patient: ten attempts with a growing back-off, then the poller's.
     private func upload(_ w: any WritableProvider, _ path: String, _ data: Data, _ pre: UploadPrecondition) async throws -> Item {
         let (src, done) = try source(data)
         defer { done() }
-        let deadline = Date().addingTimeInterval(45)
+        let deadline = Date().addingTimeInterval(150)
         while true {
             do {
                 return try await w.upload(Conformance.id(path), from: src, precondition: pre)
