@@ -420,9 +420,10 @@ public final class PlaceholderStore: Sendable {
     /// placeholder, the cached content (now recorded under the copy's version) and, when the
     /// edit changed while the copy was sent (`stillDirty`), the journal row, now based on the
     /// copy's version; otherwise the row (the one `journalSince` names) goes. The name takes the
-    /// remote's item (`name`) when it is known.
+    /// remote's item (`name`) when it is known, and its placeholder goes when the remote has
+    /// nothing there (`nameGone`).
     public func moveEditToConflictCopy(_ id: ItemIdentifier, copy: Item, contentVersion: String, name: Item?,
-                                       journalSince: Double, stillDirty: Bool) throws {
+                                       nameGone: Bool = false, journalSince: Double, stillDirty: Bool) throws {
         let to = copy.identifier.rawValue
         try write { db in
             try Self.upsert(copy, db)
@@ -438,6 +439,8 @@ public final class PlaceholderStore: Sendable {
             } else {
                 try db.execute(sql: "DELETE FROM journal WHERE id = ? AND since = ?", arguments: [id.rawValue, journalSince])
             }
+            // The remote has nothing at the name: its placeholder goes in the same step.
+            if nameGone { try Self.removeSubtree(id, db) }
         }
     }
 

@@ -77,27 +77,30 @@ extension WriteBack {
         // from the same step on (in between, a reader got the local size without local bytes).
         let remote: Result<Item, Error>
         do { remote = .success(try await provider.item(for: id)) } catch { remote = .failure(error) }
-        if let e = handEditToConflictCopy(id, copy: saved, generation: generation, name: try? remote.get(), host: host) {
+        let nameGone: Bool
+        if case .failure(let e as ProviderError) = remote, e.kind == .notFound { nameGone = true } else { nameGone = false }
+        if let e = handEditToConflictCopy(id, copy: saved, generation: generation, name: try? remote.get(), nameGone: nameGone, host: host) {
             log.error("cannot record the conflict copy of \(id) as \(saved.identifier.name): \(e); the local content stays in the cache and is sent again")
             finishFailed(id, self.error(.localIO, id, "cannot record the conflict copy: \(e)"))
             return
         }
         userEvents.publish(.conflictCopy(original: id, copy: saved.identifier))
-        switch remote {
-        case .success: break
-        case .failure(let e as ProviderError) where e.kind == .notFound: host.forgetSubtree(id)
-        case .failure(let e): log.warning("cannot refresh \(id): \(e)")
-        }
+        if case .failure(let e) = remote, !nameGone { log.warning("cannot refresh \(id): \(e)") }
     }
 
     /// The local edit is the conflict copy's now: its cached content, the open handles on it
     /// (their later writes update the copy, not the name that went to the other version) and,
     /// when it changed while the copy was sent, its dirty state, uploaded again against the
-    /// copy; the name takes the remote's item (`name`, when it could be read). Store and memory
+    /// copy; the name takes the remote's item (`name`, when it could be read), or goes when the
+    /// remote has nothing there (`nameGone`) — in this same step: a rename waiting for this
+    /// upload (its destination) goes on once the waiters are answered, and the name forgotten
+    /// after that took the file it had just renamed there (a 300-step reference-model run,
+    /// seed 34: `unlink` answered ENOENT for it). Store and memory
     /// change together under the lock `markDirty` and `openFile` read the dirty state under (as
     /// in `commit`): no write lands between the journal row going and the content going, where
     /// it would be lost. Returns the store's error, if any.
-    private func handEditToConflictCopy(_ id: ItemIdentifier, copy: Item, generation: Int, name: Item?, host: any WriteBackHost) -> Error? {
+    private func handEditToConflictCopy(_ id: ItemIdentifier, copy: Item, generation: Int, name: Item?, nameGone: Bool,
+                                        host: any WriteBackHost) -> Error? {
         let copyId = copy.identifier
         let version = Domain.contentVersion(copy)
         let outcome = lock.withLock { s -> Result<(answered: [UploadWaiter], again: Bool), Error> in
@@ -110,7 +113,7 @@ extension WriteBack {
                 try StoreWitness.allowing("handing an edit to its conflict copy") {
                     try content.move(id, to: copyId, version: version) {
                         try store.moveEditToConflictCopy(id, copy: copy, contentVersion: version, name: nameItem,
-                                                         journalSince: d.journal.since, stillDirty: changed)
+                                                         nameGone: nameGone, journalSince: d.journal.since, stillDirty: changed)
                     }
                 }
             } catch {
@@ -118,6 +121,7 @@ extension WriteBack {
             }
             handles.forgetOpenedVersion(id)
             if let nameItem { s.namespace.replaceIfListed(nameItem) }
+            if nameGone { s.namespace.removeName(id) }
             // Waiters for what the copy holds (and for the name to be clean) are answered; an
             // fsync of a later change waits for the copy's upload (the row moved in the store,
             // now based on the copy).
