@@ -367,6 +367,12 @@ final class ReferenceModelTests: XCTestCase {
                 .openWrite("/d/a.txt", truncate: false, slot: 0), .remoteDelete("/d/a.txt"),
                 .write(slot: 0, offset: 0, length: 500, fill: 2), .rename("/d/b", "/d/a.txt", noReplace: false),
                 .unlink("/d/a.txt")]),
+            // Seed 61 of a 300-step run: a folder gone at the remote left its files' cache records;
+            // a folder renamed to its name then collided with them in the store (UNIQUE on
+            // content.id) after the server had moved it: EIO, and the core and server disagreed.
+            ("fixed: a rename onto a name whose old folder left cached content", [
+                .mkdir("/d"), .remoteWrite("/d/c.md", length: 5045, fill: 191), .read("/d/c.md"), .mkdir("/é"),
+                .create("/é/c.md", slot: 1), .crash, .remoteDelete("/é"), .rename("/d", "/é", noReplace: true)]),
         ]
         for (name, steps) in repros {
             var failure = await Self.runOnce(steps)

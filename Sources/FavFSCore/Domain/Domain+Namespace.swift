@@ -136,6 +136,11 @@ extension Domain {
             moved.kind = item.kind
             // The replaced file lives on only in its open descriptors (see adoptOrphan).
             if let existing, existing.kind == .file { content.remove(destination) }
+            // Content still cached under the destination's name (files of a folder that went at
+            // the remote keep their cache records) would collide with what moves in: the move
+            // was not recorded (SQLite's UNIQUE on content.id) after the server had made it.
+            // None of it is dirty: a folder holding changes stays, and is not empty then.
+            for r in (try? store.contentRecords(atOrBelow: destination)) ?? [] where !isDirty(r.id) { content.remove(r.id) }
             do {
                 try content.move(source, to: destination) { try store.move(source, to: destination) }
             } catch {
