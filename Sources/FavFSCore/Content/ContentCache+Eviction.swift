@@ -96,14 +96,13 @@ extension ContentCache {
         return freed
     }
 
-    /// stopProviding: drops the cached content of one item (not if open, pinned or downloading).
+    /// stopProviding: drops the cached content of one item (not if open, pinned or downloading,
+    /// nor dirty). `r` may be older than the item's state now (a pass's list, read once): a file
+    /// written and closed since is dirty, and its cache file the only copy of what was written.
+    /// The journal is read under this cache's lock, which a write needs first (`retain`).
     @discardableResult
     func evict(_ r: PlaceholderStore.ContentRecord) -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        if let e = entries[r.id], e.withLock({ e.users > 0 }) { return false }
-        unlink(path(r.file))
-        try? store.deleteContent(r.id)
-        return true
+        evictUnlessDirty(r) == .evicted
     }
 
     /// What `evictUnlessDirty` did with an item's content.
