@@ -42,9 +42,10 @@ final class LocalFixture {
 
     deinit {
         try? FileManager.default.removeItem(at: base)
-        // Every core test also checks that no SQLite call ran under `Domain.lock`.
+        // Every core test also checks that no SQLite call ran under `Domain.lock`, and no
+        // SQLite write under `ContentCache.lock`.
         let violations = StoreWitness.violations
-        if !violations.isEmpty { XCTFail("store calls under Domain.lock: \(violations)") }
+        if !violations.isEmpty { XCTFail("store calls under a witnessed lock: \(violations)") }
     }
 }
 

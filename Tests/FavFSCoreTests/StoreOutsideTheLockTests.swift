@@ -122,4 +122,60 @@ final class StoreOutsideTheLockTests: XCTestCase {
         XCTAssertEqual(try store.journalEntries().map(\.since), [row.since])
         store.close()
     }
+    /// Opens and closes take the content cache's lock: an open whose record is saved while
+    /// SQLite's writer is busy must not hold up the opens and closes of other files.
+    func testAnOpenWaitingToRecordItsFileDoesNotHoldUpOtherFiles() async throws {
+        let f = try LocalFixture()
+        try f.write("cached.bin", randomData(100_000, seed: 1))
+        try f.write("other.bin", randomData(1000, seed: 2))
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        _ = try await d.children(of: .rootContainer)
+        await d.waitForListingSaves()
+        let cached = ItemIdentifier("/cached.bin")
+        let (r, _) = try d.openFile(cached)
+        _ = try await d.read(handle: r, offset: 0, size: 100_000)
+        d.closeFile(r)
+        for _ in 0..<500 where (try? d.store.contentRecord(cached))?.ranges.count != 100_000 {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+
+        let writer = try HeldWriter(f.cacheDir.appendingPathComponent("placeholders.sqlite").path)
+        // Reopened, its record is saved (when it was last used): that waits for the writer.
+        let firstOpen = DispatchSemaphore(value: 0)
+        let opened = Date()
+        Thread {
+            if let (h, _) = try? d.openFile(cached) { d.closeFile(h) }
+            firstOpen.signal()
+        }.start()
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let started = Date()
+        let (h, _) = try d.openFile(ItemIdentifier("/other.bin"))
+        d.closeFile(h)
+        let waited = Date().timeIntervalSince(started)
+        XCTAssertEqual(firstOpen.wait(timeout: .now()), .timedOut, "the first open did not wait for the writer: nothing was shown")
+        XCTAssertLessThan(waited, 2, "an open of another file waited \(waited) s behind a record waiting for SQLite's writer")
+        writer.release()
+        firstOpen.wait()
+        XCTAssertLessThan(Date().timeIntervalSince(opened), 15)
+        XCTAssertEqual(StoreWitness.violations.map(\.description), [])
+        _ = await d.stopBackgroundWork(within: 20)
+        _ = d.shutdown(keepContent: true)
+    }
+
+    /// The witness checks the content cache's lock for writes; reads under it are fine.
+    func testTheWitnessSeesAStoreWriteUnderTheContentCachesLock() throws {
+        let f = try LocalFixture()
+        let store = try PlaceholderStore(path: f.cacheDir.appendingPathComponent("w.sqlite").path)
+        let content = try ContentCache(directory: f.cacheDir.appendingPathComponent("w-content"), store: store, limit: 1 << 20)
+        StoreWitness.reset()
+        content.lock.withLock { _ = try? store.contentRecord(ItemIdentifier("/a")) }
+        XCTAssertEqual(StoreWitness.violations.count, 0, "a read under ContentCache.lock is fine")
+        content.lock.withLock { try? store.deleteContent(ItemIdentifier("/a")) }
+        #if DEBUG
+        XCTAssertEqual(StoreWitness.violations.map(\.description), ["PlaceholderStore.deleteContent(_:) with ContentCache.lock held"])
+        #endif
+        StoreWitness.reset()
+        store.close()
+    }
 }

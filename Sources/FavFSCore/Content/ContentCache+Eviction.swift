@@ -105,22 +105,38 @@ extension ContentCache {
         evictUnlessDirty(r) == .evicted
     }
 
-    /// What `evictUnlessDirty` did with an item's content.
-    enum FreeingOutcome: Equatable { case evicted, open, downloading, notUploaded }
+    /// What `evictUnlessDirty` did with an item's content. `alreadyGoing`: another pass (or a
+    /// removal) is deleting it right now; the space it frees is not this caller's to count
+    /// (counted twice, a reader short of disk stopped evicting before enough was free).
+    enum FreeingOutcome: Equatable { case evicted, open, downloading, notUploaded, alreadyGoing }
 
     /// Free up space for one item: drops its cached content unless a handle or a download uses
     /// it, or it is dirty (the only copy). Both are checked under this cache's lock, which a
     /// write needs first (`retain`): content found clean here cannot turn dirty before it goes.
     func evictUnlessDirty(_ r: PlaceholderStore.ContentRecord) -> FreeingOutcome {
-        lock.lock(); defer { lock.unlock() }
-        if let e = entries[r.id], let busy = e.withLock({ e.users > 0 ? e.openHandles > 0 : nil }) {
-            return busy ? .open : .downloading
+        let outcome = lock.withLock { () -> FreeingOutcome in
+            if let e = entries[r.id], let busy = e.withLock({ e.users > 0 ? e.openHandles > 0 : nil }) {
+                return busy ? .open : .downloading
+            }
+            // Deleted meanwhile (`r` is from a list read before), or being deleted right now.
+            if recordsGoing.contains(r.id) || (try? store.contentRecord(r.id))?.file != r.file { return .alreadyGoing }
+            // Unreadable journal: anything could be dirty.
+            guard (try? store.hasJournal(r.id)) == false else { return .notUploaded }
+            recordsGoing.insert(r.id)
+            return .evicted
         }
-        // Unreadable journal: anything could be dirty.
-        guard (try? store.hasJournal(r.id)) == false else { return .notUploaded }
-        unlink(path(r.file))
-        try? store.deleteContent(r.id)
+        guard outcome == .evicted else { return outcome }
+        deleteGoingRecord(r.id, file: r.file)
         return .evicted
+    }
+
+    /// Deletes a record and its cache file marked in `recordsGoing` under the lock, outside it
+    /// (no store write under the lock an open takes). Only the record naming `file` goes: one a
+    /// `retain` made meanwhile names a new file.
+    func deleteGoingRecord(_ id: ItemIdentifier, file: String) {
+        unlink(path(file))
+        try? store.deleteContent(id, file: file)
+        lock.withLock { _ = recordsGoing.remove(id) }
     }
 
     /// Items whose cached content is the only copy (dirty): never evicted. Nil when the journal

@@ -94,7 +94,10 @@ extension ContentCache {
         let moving = entries.filter { $0.key == from || $0.key.rawValue.hasPrefix(prefix) }
         for (_, e) in moving { e.saveLock.lock() }
         defer { for (_, e) in moving { e.saveLock.unlock() } }
-        try record()
+        // Under the lock: an open of a name at or below either path must not find the store
+        // moved and the entries not (it would open a second entry on one cache file). The one
+        // store write under this lock; a rename is not on every open's path, as `retain` is.
+        try StoreWitness.allowing("a rename moves the open entries and their rows in one step") { try record() }
         for (id, e) in moving {
             let newId = ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count))
             entries[id] = nil
@@ -112,10 +115,13 @@ extension ContentCache {
 
     /// Drops an item's content for good (it was deleted); open handles keep their file until closed.
     func remove(_ id: ItemIdentifier) {
-        lock.lock(); defer { lock.unlock() }
-        _ = detachLocked(id)
-        if let r = try? store.contentRecord(id) { unlink(path(r.file)) }
-        try? store.deleteContent(id)
+        let file = lock.withLock { () -> String? in
+            _ = detachLocked(id)
+            guard let r = try? store.contentRecord(id) else { return nil }
+            recordsGoing.insert(id)
+            return r.file
+        }
+        if let file { deleteGoingRecord(id, file: file) }
     }
 
     /// `remove` in two steps, for a caller holding a lock no SQLite call may run under

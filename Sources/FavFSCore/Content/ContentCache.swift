@@ -20,8 +20,13 @@ public final class ContentCache: @unchecked Sendable {
     /// Downloads (here) and uploads (the domain's) running now, for `favfs status`.
     public let transfers = TransferRegistry()
 
-    let lock = NSLock()
+    /// Guards `entries`, `superseded`, `recordsGoing` and the eviction schedule. Taken by opens
+    /// and closes: no store write runs under it (checked by `StoreWitness`; reads are fine).
+    let lock = WitnessedLock("ContentCache.lock", readsAllowed: true)
     var entries: [ItemIdentifier: ContentEntry] = [:]
+    /// Items whose record and cache file are being deleted outside the lock (eviction,
+    /// removal): `retain` treats their record as gone, so it never opens a file going away.
+    var recordsGoing: Set<ItemIdentifier> = []
     /// Entries a newer version replaced while in use (stale), until their last user goes: they
     /// follow their file's renames and deletion here, so a handle on one knows whether its
     /// file was deleted (its writes then stay private) or is still there at another version.
@@ -76,7 +81,19 @@ public final class ContentCache: @unchecked Sendable {
     /// `recordLater`: a new entry is not recorded here; the caller records it in its own
     /// transaction and then calls `recorded(_:)` (until then the file goes with a release).
     func retain(item: Item, version: String, asHandle: Bool, local: Bool = false, recordLater: Bool = false) throws -> ContentEntry {
-        lock.lock(); defer { lock.unlock() }
+        let (e, save) = try lock.withLock { try retainLocked(item: item, version: version, asHandle: asHandle, local: local, recordLater: recordLater) }
+        // Recorded after the cache's lock is released: an open or close of any other file must
+        // not wait behind this one for SQLite's writer. Record writes of one entry land in
+        // order whoever makes them (`saveRecord` takes its snapshot under `saveLock`).
+        if save {
+            do { try saveRecord(e) } catch { log.warning("cannot record cache entry for \(item.identifier): \(error)") }
+        }
+        return e
+    }
+
+    /// `retain`'s part under the cache's lock: the entry, and whether its record is to be saved.
+    /// Reads the store (a WAL read never waits for the writer); writes nothing.
+    private func retainLocked(item: Item, version: String, asHandle: Bool, local: Bool, recordLater: Bool) throws -> (ContentEntry, save: Bool) {
         if let e = entries[item.identifier] {
             let replaced = e.withLock { () -> Bool in
                 if (e.version == version || local) && !e.stale { return false }
@@ -84,7 +101,7 @@ public final class ContentCache: @unchecked Sendable {
             }
             if !replaced {
                 e.withLock { e.users += 1; if asHandle { e.openHandles += 1 }; e.lastUsed = Date().timeIntervalSince1970 }
-                return e
+                return (e, false)
             }
             // A new version while the old one is still in use: the old entry lives on for its
             // users (stale), the new content gets a new file.
@@ -92,7 +109,8 @@ public final class ContentCache: @unchecked Sendable {
             entries[item.identifier] = nil
             superseded.append(e)
         }
-        let record = try? store.contentRecord(item.identifier)
+        // A record being deleted (evicted, removed) counts as gone: its file is going.
+        let record = recordsGoing.contains(item.identifier) ? nil : try? store.contentRecord(item.identifier)
         let file: String
         var ranges = ByteRangeSet()
         var pinned = false
@@ -122,17 +140,15 @@ public final class ContentCache: @unchecked Sendable {
         e.users = 1
         if asHandle { e.openHandles = 1 }
         entries[item.identifier] = e
-        if record == nil && recordLater {
+        if record == nil && (recordLater || !local) {
+            // recordLater: the caller records it. Else a new, empty entry: nothing to record
+            // until bytes arrive (the download records it). No database write on open: a large
+            // listing being saved holds the write lock for up to a second, and a first read
+            // must not wait behind it.
             e.recorded = false
-        } else if record == nil && !local {
-            // A new, empty entry: nothing to record until bytes arrive (the download records
-            // it). No database write on open: a large listing being saved holds the write lock
-            // for up to a second, and a first read must not wait behind it.
-            e.recorded = false
-        } else {
-            do { try saveRecord(e) } catch { log.warning("cannot record cache entry for \(item.identifier): \(error)") }
+            return (e, false)
         }
-        return e
+        return (e, true)
     }
 
     /// Keeps an entry's file open for background work; balance with `release(_, asHandle: false)`.
@@ -140,23 +156,34 @@ public final class ContentCache: @unchecked Sendable {
 
     /// Gives back what `retain` took; the file closes when nothing uses it.
     func release(_ e: ContentEntry, asHandle: Bool) {
-        lock.lock(); defer { lock.unlock() }
-        let last = e.withLock { () -> Bool in
-            e.users -= 1
-            if asHandle { e.openHandles -= 1 }
-            return e.users == 0
+        // The store must hold what is on disk before the entry goes (the next open and the
+        // state attribute read it from there). The last user saves it first, without the
+        // cache's lock, and lets go only if nothing came meanwhile; at most twice, so a store
+        // that cannot be written keeps no close waiting (the ranges are then lost, not the bytes).
+        var saves = 0
+        while true {
+            if saves < 2, e.withLock({ e.users == 1 && e.recordBehind }) {
+                saves += 1
+                do { try saveRecord(e) } catch { log.warning("cannot record cached ranges of \(e.id): \(error)"); saves = 2 }
+            }
+            let last: Bool? = lock.withLock {
+                let outcome = e.withLock { () -> Bool? in
+                    // Written to meanwhile (by a user that came and went): saved again first.
+                    if e.users == 1 && e.recordBehind && saves < 2 { return nil }
+                    e.users -= 1
+                    if asHandle { e.openHandles -= 1 }
+                    return e.users == 0
+                }
+                guard outcome == true else { return outcome }
+                close(e.fd)
+                // Never recorded: no byte arrived, and nothing would ever evict the (empty) file.
+                if !e.withLock({ e.recorded }) && entries[e.id] === e { unlink(path(e.file)) }
+                if entries[e.id] === e { entries[e.id] = nil }
+                superseded.removeAll { $0 === e }
+                return true
+            }
+            if last != nil { return }
         }
-        guard last else { return }
-        // The store must hold what is on disk before the entry goes: the next open and the
-        // state attribute read it from there.
-        if e.withLock({ e.recorded && !e.stale && !e.deleted && e.savedBytes != e.ranges.count }) {
-            do { try saveRecord(e) } catch { log.warning("cannot record cached ranges of \(e.id): \(error)") }
-        }
-        close(e.fd)
-        // Never recorded: no byte arrived, and nothing would ever evict the (empty) file.
-        if !e.withLock({ e.recorded }) && entries[e.id] === e { unlink(path(e.file)) }
-        if entries[e.id] === e { entries[e.id] = nil }
-        superseded.removeAll { $0 === e }
     }
 
     /// How much of an item's current version is on disk (for status).

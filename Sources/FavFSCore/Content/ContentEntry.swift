@@ -52,6 +52,9 @@ final class ContentEntry: @unchecked Sendable {
         return try body()
     }
 
+    /// Recorded, and the store has fewer present bytes than the file (call with the lock held).
+    var recordBehind: Bool { recorded && !stale && !deleted && savedBytes != ranges.count }
+
     /// The persisted form (call with the lock held).
     var record: PlaceholderStore.ContentRecord {
         .init(id: id, file: file, version: version, size: size, ranges: ranges, lastUsed: lastUsed, pinned: pinned)

@@ -50,6 +50,8 @@ extension Domain {
                     downloading.append(r)
                 case .notUploaded:
                     report.kept.append(.init(id: r.id, reason: "changed here and not uploaded yet: this is its only copy"))
+                case .alreadyGoing:
+                    break   // another pass frees it
                 }
             }
             pending = downloading

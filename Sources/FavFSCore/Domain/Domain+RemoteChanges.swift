@@ -50,11 +50,13 @@ extension ContentCache {
     /// Drops content cached for another version than `version` unless something uses it (a
     /// handle or a download): it would never be served again and only takes disk.
     func dropOutdated(_ id: ItemIdentifier, version: String) {
-        lock.lock(); defer { lock.unlock() }
-        if let e = entries[id], e.withLock({ e.users > 0 }) { return }
-        guard let r = try? store.contentRecord(id), r.version != version else { return }
-        entries[id] = nil
-        unlink(path(r.file))
-        try? store.deleteContent(id)
+        let file = lock.withLock { () -> String? in
+            if let e = entries[id], e.withLock({ e.users > 0 }) { return nil }
+            guard let r = try? store.contentRecord(id), r.version != version else { return nil }
+            entries[id] = nil
+            recordsGoing.insert(id)
+            return r.file
+        }
+        if let file { deleteGoingRecord(id, file: file) }
     }
 }

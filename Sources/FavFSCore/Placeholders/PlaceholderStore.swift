@@ -49,13 +49,13 @@ public final class PlaceholderStore: Sendable {
     /// `pool.read`, noting corruption (`noteIfCorrupt`).
     /// `caller`: the store method, for `StoreWitness`.
     func read<T>(caller: String = #function, _ body: (Database) throws -> T) throws -> T {
-        StoreWitness.storeCalled("PlaceholderStore.\(caller)")
+        StoreWitness.storeCalled("PlaceholderStore.\(caller)", writes: false)
         do { return try pool.read(body) } catch { noteIfCorrupt(error); throw error }
     }
 
     /// `pool.write`, noting corruption (`noteIfCorrupt`).
     func write<T>(caller: String = #function, _ body: (Database) throws -> T) throws -> T {
-        StoreWitness.storeCalled("PlaceholderStore.\(caller)")
+        StoreWitness.storeCalled("PlaceholderStore.\(caller)", writes: true)
         defer { writeCount.add(1, ordering: .sequentiallyConsistent) }
         do { return try pool.write(body) } catch { noteIfCorrupt(error); throw error }
     }
@@ -374,7 +374,7 @@ public final class PlaceholderStore: Sendable {
     /// grows, and each `fdatasync` of a growing file also commits its new size (sqlite in a
     /// mount took longer that way than with a checkpoint per new journal file).
     public func makeDurable() throws {
-        StoreWitness.storeCalled("PlaceholderStore.makeDurable")
+        StoreWitness.storeCalled("PlaceholderStore.makeDurable", writes: true)
         try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
     }
 

@@ -3,7 +3,8 @@ import Synchronization
 
 /// Checks the rule "no SQLite call runs under a lock a FUSE callback takes" as the code runs:
 /// such a lock (`WitnessedLock`) counts, per thread, how often it is held; every call into the
-/// store asks `StoreWitness.storeCalled` first. In debug builds (the tests) a store call under
+/// store asks `StoreWitness.storeCalled` first. A lock made `readsAllowed` (`ContentCache.lock`)
+/// is checked for writes only: a read of the WAL database never waits for SQLite's writer. In debug builds (the tests) a store call under
 /// such a lock is recorded, with where it came from, unless it runs inside `allowing(_:)`,
 /// which names why that one is accepted; release builds only take and release the lock.
 ///
@@ -32,10 +33,10 @@ public enum StoreWitness {
         allowedRecord.withLock { $0 = [:] }
     }
 
-    /// Called by the store before each call into SQLite.
-    static func storeCalled(_ call: @autoclosure () -> String) {
+    /// Called by the store before each call into SQLite; `writes`: whether it may write.
+    static func storeCalled(_ call: @autoclosure () -> String, writes: Bool) {
         #if DEBUG
-        guard let held = ThreadLocks.current.held.last else { return }
+        guard let held = ThreadLocks.current.held.last(where: { writes || !$0.readsAllowed })?.name else { return }
         if let reason = ThreadLocks.current.allowances.last {
             allowedRecord.withLock { $0[reason, default: 0] += 1 }
             return
@@ -60,13 +61,15 @@ public enum StoreWitness {
 final class WitnessedLock: NSLocking, @unchecked Sendable {
     private let inner = NSLock()
     private let name: String
+    private let readsAllowed: Bool
 
-    init(_ name: String) { self.name = name }
+    /// `readsAllowed`: store reads under this lock are accepted, writes are not.
+    init(_ name: String, readsAllowed: Bool = false) { self.name = name; self.readsAllowed = readsAllowed }
 
     func lock() {
         inner.lock()
         #if DEBUG
-        ThreadLocks.current.held.append(name)
+        ThreadLocks.current.held.append((name, readsAllowed))
         #endif
     }
 
@@ -81,7 +84,7 @@ final class WitnessedLock: NSLocking, @unchecked Sendable {
 #if DEBUG
 /// The witnessed locks the current thread holds, and the allowances in force on it.
 private final class ThreadLocks {
-    var held: [String] = []
+    var held: [(name: String, readsAllowed: Bool)] = []
     var allowances: [String] = []
 
     private static let key: pthread_key_t = {
