@@ -373,6 +373,13 @@ final class ReferenceModelTests: XCTestCase {
             ("fixed: a rename onto a name whose old folder left cached content", [
                 .mkdir("/d"), .remoteWrite("/d/c.md", length: 5045, fill: 191), .read("/d/c.md"), .mkdir("/é"),
                 .create("/é/c.md", slot: 1), .crash, .remoteDelete("/é"), .rename("/d", "/é", noReplace: true)]),
+            // Seed 8 of a 1000-step run: a handle superseded by a newer open (its writes answer
+            // ESTALE) was made a deleted file's when another client deleted the file: its next
+            // write was acknowledged and kept privately, never uploaded.
+            ("fixed: a superseded handle's write after a delete at the remote answers ESTALE", [
+                .remoteWrite("/a.txt", length: 2103, fill: 164), .openWrite("/a.txt", truncate: false, slot: 0),
+                .remoteWrite("/a.txt", length: 3574, fill: 92), .read("/a.txt"), .remoteDelete("/a.txt"),
+                .write(slot: 0, offset: 1061, length: 1873, fill: 227)]),
         ]
         for (name, steps) in repros {
             var failure = await Self.runOnce(steps)

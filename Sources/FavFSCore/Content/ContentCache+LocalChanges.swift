@@ -114,9 +114,13 @@ extension ContentCache {
     }
 
     /// Drops an item's content for good (it was deleted); open handles keep their file until closed.
-    func remove(_ id: ItemIdentifier) {
+    /// `atTheRemote`: another client deleted it. Handles on a version the file had before its
+    /// last open here (superseded) are then not made a deleted file's: their writes would stay
+    /// private, acknowledged and never uploaded; they go on answering ESTALE, as before the
+    /// delete (a 1000-step reference-model run, seed 8).
+    func remove(_ id: ItemIdentifier, atTheRemote: Bool = false) {
         let file = lock.withLock { () -> String? in
-            _ = detachLocked(id)
+            _ = detachLocked(id, superseded: !atTheRemote)
             guard let r = try? store.contentRecord(id) else { return nil }
             recordsGoing.insert(id)
             return r.file
@@ -131,10 +135,11 @@ extension ContentCache {
         lock.withLock { detachLocked(id) }
     }
 
-    private func detachLocked(_ id: ItemIdentifier) -> String? {
+    /// `superseded`: whether the stale entries of `id` are marked deleted too.
+    private func detachLocked(_ id: ItemIdentifier, superseded orphaningStale: Bool = true) -> String? {
         let file = entries[id]?.file
         if let e = entries[id] { e.withLock { e.deleted = true }; entries[id] = nil }
-        for e in superseded where e.withLock({ e.id == id }) { e.withLock { e.deleted = true } }
+        for e in superseded where orphaningStale && e.withLock({ e.id == id }) { e.withLock { e.deleted = true } }
         return file
     }
 
