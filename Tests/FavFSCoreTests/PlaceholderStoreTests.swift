@@ -93,6 +93,26 @@ final class PlaceholderStoreTests: XCTestCase {
         s.close()
     }
 
+    /// Another client made a folder at the name of a file written here and not uploaded yet
+    /// (refused, or its upload pending): a listing of that folder saved meanwhile leaves the
+    /// file's placeholder as it is. Overwritten, the next mount showed the folder there and hid
+    /// the file's only copy.
+    func testAListingOfAFolderAtADirtyFilesNameLeavesTheFile() throws {
+        let dir = NSTemporaryDirectory() + "favfs-store-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let s = try PlaceholderStore(path: dir + "/p.sqlite")
+        let id = ItemIdentifier("/é")
+        try s.replaceChildren(of: Item(identifier: .rootContainer, kind: .folder),
+                              with: [Item(identifier: id, kind: .file, size: 10, version: "v1")], listedAt: 1)
+        try s.saveJournal(.init(id: id, baseVersion: "v1", isNew: false, since: 5))
+        try s.replaceChildren(of: Item(identifier: id, kind: .folder),
+                              with: [Item(identifier: id.child("c.md"), kind: .file, size: 3, version: "w")], listedAt: 2)
+        XCTAssertEqual(try s.children(of: .rootContainer).map(\.item.kind), [.file], "the dirty file's placeholder became a folder")
+        XCTAssertEqual(try s.children(of: id).count, 0, "a file has no children")
+        s.close()
+    }
+
     /// Names beyond ASCII (a byte is not a character) and names that sort right after a folder's
     /// (`Café-x`, `Café0`: `-` sorts before `/`, `0` right after it): a rename moves exactly the
     /// folder's placeholders, content records, journal rows, kept times and pins, and a delete

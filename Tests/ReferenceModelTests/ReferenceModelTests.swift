@@ -380,6 +380,14 @@ final class ReferenceModelTests: XCTestCase {
                 .remoteWrite("/a.txt", length: 2103, fill: 164), .openWrite("/a.txt", truncate: false, slot: 0),
                 .remoteWrite("/a.txt", length: 3574, fill: 92), .read("/a.txt"), .remoteDelete("/a.txt"),
                 .write(slot: 0, offset: 1061, length: 1873, fill: 227)]),
+            // Seed 22 of a 1000-step run: another client made a folder at the name of a file the
+            // server refused; a listing of that folder overwrote the file's placeholder in the
+            // store, and after a restart the folder showed there, the file hidden.
+            ("fixed: a listing of a folder at a refused file's name left the file after a crash", [
+                .remoteWrite("/é", length: 2408, fill: 163), .openWrite("/é", truncate: false, slot: 0),
+                .write(slot: 0, offset: 0, length: 10, fill: 1), .closeRefused(slot: 0, error: .denied),
+                .remoteDelete("/é"), .remoteMkdir("/é"), .remoteWrite("/é/c.md", length: 2555, fill: 174),
+                .crash, .list("/")]),
         ]
         for (name, steps) in repros {
             var failure = await Self.runOnce(steps)

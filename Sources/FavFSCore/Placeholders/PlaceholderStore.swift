@@ -232,6 +232,12 @@ public final class PlaceholderStore: Sendable {
     /// even for a moment a crash could fall into.
     public func replaceChildren(of folder: Item, with items: [Item], listedAt: Double) throws {
         try write { db in
+            // A file written here and not uploaded yet has the folder's name (another client
+            // made a folder there; a listing of it was under way): the file stays, and so does
+            // its placeholder. Overwritten with the folder's, the next mount showed the folder
+            // and hid the only copy of the file (a 1000-step reference-model run, seed 22).
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM journal WHERE id = ?)",
+                                 arguments: [folder.identifier.rawValue]) == true { return }
             let below = Subtree(id: folder.identifier)
             let dirty = Set(try String.fetchAll(db, sql: "SELECT id FROM journal WHERE \(below.below("id"))",
                                                 arguments: below.belowArguments))
