@@ -17,7 +17,7 @@ final class PollBackOffTests: XCTestCase {
         let before = f.provider.enumerations(of: .rootContainer)
         try await Task.sleep(nanoseconds: 700_000_000)
         for round in 1...3 {
-            await d.poll(round: round)
+            await d.poller.poll(round: round, host: d)
             try await Task.sleep(nanoseconds: 250_000_000)
         }
         XCTAssertGreaterThanOrEqual(f.provider.enumerations(of: .rootContainer), before + 2, "polls were held back by one slow listing")

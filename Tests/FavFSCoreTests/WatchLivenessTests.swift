@@ -43,7 +43,7 @@ final class WatchLivenessTests: XCTestCase {
         var before = f.provider.enumerations(of: .rootContainer)
         for round in 1...3 {   // not a fourth round: a live watch is trusted
             try await Task.sleep(nanoseconds: 250_000_000)
-            await d.poll(round: round)
+            await d.poller.poll(round: round, host: d)
         }
         XCTAssertEqual(f.provider.enumerations(of: .rootContainer), before, "a live watch's folder was listed")
 
@@ -51,7 +51,7 @@ final class WatchLivenessTests: XCTestCase {
         before = f.provider.enumerations(of: .rootContainer)
         for round in 5...7 {
             try await Task.sleep(nanoseconds: 250_000_000)
-            await d.poll(round: round)
+            await d.poller.poll(round: round, host: d)
         }
         XCTAssertGreaterThanOrEqual(f.provider.enumerations(of: .rootContainer), before + 2, "the folder of a watch that is down was not polled")
         _ = await d.stopBackgroundWork(within: 20)

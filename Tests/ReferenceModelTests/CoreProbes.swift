@@ -20,7 +20,7 @@ extension Domain {
     /// What the poller does for one folder of its working set: list it again and apply what
     /// changed (the harness calls it right after another client changed that folder).
     func pollForModel(_ folder: ItemIdentifier) async {
-        await revalidate(folder, round: Domain.fullListingEvery)
+        await poller.revalidate(folder, round: Poller.fullListingEvery, host: self)
     }
 
     /// The folders whose listings the core holds in memory (the poller's candidates).

@@ -4,7 +4,7 @@ public struct DomainOptions: Sendable {
     /// served while a background enumeration revalidates it.
     public var dirCacheTime: Double = 60
     /// Seconds between background checks of the folders in use for changes at the remote
-    /// (`Domain.startPolling`); 0 turns the poller off.
+    /// (`Domain.startPolling`, `Poller`); 0 turns the poller off.
     public var pollInterval: Double = 15
     /// Bytes of content kept on disk at most (LRU eviction beyond).
     public var cacheLimit: Int64 = 10 << 30
