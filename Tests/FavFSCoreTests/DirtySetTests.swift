@@ -45,6 +45,18 @@ final class DirtySetTests: XCTestCase {
     /// sqlite deletes its journal at each commit and makes it again at the next: each is a
     /// spell of its own, so the upload loop of one never goes on with the next (two loops on
     /// one name took each other's uploads for remote changes).
+    /// What attempts with a lost answer sent is kept (the newest four) until the server
+    /// confirms a later generation: then it is behind the new base.
+    func testLostRepliesAreKeptUntilAConfirmedGenerationPassesThem() {
+        var set = dirtySet(file, isNew: true)
+        for g in 0..<6 { set.replyLost(file, LostReply(generation: g, length: Int64(g), digest: [UInt8(g)])) }
+        XCTAssertEqual(set[file]?.lostReplies.map(\.generation), [2, 3, 4, 5])
+        let (_, row) = set.confirmedButChanged(file, generation: 3, version: "v7")
+        XCTAssertEqual(row?.baseVersion, "v7")
+        XCTAssertEqual(row?.isNew, false)
+        XCTAssertEqual(set[file]?.lostReplies.map(\.generation), [4, 5])
+    }
+
     func testAFileDeletedAndMadeAgainIsAnotherSpell() {
         var set = dirtySet(file, isNew: true)
         XCTAssertTrue(set.claimUpload(file))

@@ -388,6 +388,15 @@ final class ReferenceModelTests: XCTestCase {
                 .write(slot: 0, offset: 0, length: 10, fill: 1), .closeRefused(slot: 0, error: .denied),
                 .remoteDelete("/é"), .remoteMkdir("/é"), .remoteWrite("/é/c.md", length: 2555, fill: 174),
                 .crash, .list("/")]),
+            // Seed 35 of a 1000-step run: an upload the server stored but whose answer was lost
+            // (a timeout), then a change here; the next upload found the server's bytes differ
+            // from the local ones and made a conflict copy of our own edit.
+            ("fixed: an upload whose answer was lost, then a change, is no conflict", [
+                .mkdir("/d"), .fail(.read, count: 1, error: .serverError), .fail(.read, count: 3, error: .timedOut),
+                .fail(.upload, count: 1, error: .timedOut, path: "/d/b"), .fail(.read, count: 2, error: .serverError),
+                .fail(.read, count: 2, error: .timedOut), .create("/d/b", slot: 0),
+                .fail(.upload, count: 1, error: .timedOut, path: "/d/b", afterApply: true), .truncate(slot: 0, size: 4103),
+                .fsync(slot: 0), .truncate(slot: 0, size: 3769), .close(slot: 0), .truncatePath("/d/b", size: 4090)]),
         ]
         for (name, steps) in repros {
             var failure = await Self.runOnce(steps)

@@ -190,6 +190,13 @@ struct DirtySet {
         if items[id] != nil { items[id]!.journal = journal }
     }
 
+    /// An attempt's answer was lost: the server may hold what it sent (the newest four kept).
+    mutating func replyLost(_ id: ItemIdentifier, _ reply: LostReply) {
+        guard items[id] != nil else { return }
+        items[id]!.lostReplies.append(reply)
+        if items[id]!.lostReplies.count > 4 { items[id]!.lostReplies.removeFirst() }
+    }
+
     /// The remote confirmed what `generation` held and the caller is about to record it in the
     /// store without `Domain.lock` (deleting the journal row `since` names). Until `endCommit`
     /// or `confirmed`, a change to `id` saves a row of its own (`changing`), based on
@@ -225,6 +232,8 @@ struct DirtySet {
         items[id]!.rowDuringCommit = nil
         items[id]!.journal.baseVersion = version
         items[id]!.journal.isNew = false
+        // Based on what the server confirmed now: what earlier attempts sent is behind it.
+        items[id]!.lostReplies.removeAll { $0.generation <= generation }
         let done = items[id]!.waiters.filter { $0.generation <= generation }
         items[id]!.waiters.removeAll { $0.generation <= generation }
         return (done, items[id]!.journal)

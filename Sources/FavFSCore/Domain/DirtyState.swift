@@ -30,8 +30,18 @@ struct DirtyState: Sendable {
     /// the row a change landing meanwhile must write, since the commit deletes the row it
     /// answered. Based on the version the remote just confirmed, with a `since` of its own.
     var rowDuringCommit: PlaceholderStore.JournalEntry?
+    /// Attempts whose answer was lost (a transient failure after the request went out): the
+    /// server may hold their bytes, and finding them there is no conflict (the newest few).
+    var lostReplies: [LostReply] = []
 
     init(journal: PlaceholderStore.JournalEntry) { self.journal = journal }
+}
+
+/// What an upload attempt sent, noted after its answer was lost (`WriteBack.noteLostReply`).
+struct LostReply: Sendable, Equatable {
+    let generation: Int
+    let length: Int64
+    let digest: [UInt8]
 }
 
 /// An fsync (or a rename, an unmount) waiting for the content as it was at `generation` to be

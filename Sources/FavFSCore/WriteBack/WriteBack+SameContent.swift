@@ -24,26 +24,83 @@ extension WriteBack {
         }
         guard remote.kind == .file, let (local, length) = try? content.openForUpload(id) else { return nil }
         defer { close(local) }
-        guard remote.size == length, length <= Self.sameContentCheckLimit else { return nil }
-        // An unlinked file beside the cache: private, and gone whatever happens.
+        guard remote.size == length, length <= Self.sameContentCheckLimit, let fetched = try await fetch(remote) else { return nil }
+        defer { close(fetched) }
+        return Self.sameBytes(local, fetched, length: length) ? remote : nil
+    }
+
+    /// The remote's bytes of `remote` in an unlinked file beside the cache (private, and gone
+    /// whatever happens; the caller closes it); nil when they could not be had whole. Throws a
+    /// transient error: the server could not be asked, which tells nothing.
+    private func fetch(_ remote: Item) async throws(ProviderError) -> Int32? {
         let template = content.directory.deletingLastPathComponent().appendingPathComponent("compare-XXXXXX").path
         var name = Array(template.utf8CString)
         let fetched = name.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fetched >= 0 else { return nil }
         name.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
-        defer { close(fetched) }
-        if length > 0 {
-            let got: Range<Int64>
-            do {
-                got = try await provider.readContents(of: remote, range: 0..<length, into: ContentSink(fd: fetched))
-            } catch let e as ProviderError where e.isTransient {
-                throw e
-            } catch {
-                return nil
-            }
-            guard got == 0..<length else { return nil }
+        guard remote.size > 0 else { return fetched }
+        do {
+            let got = try await provider.readContents(of: remote, range: 0..<remote.size, into: ContentSink(fd: fetched))
+            if got == 0..<remote.size { return fetched }
+        } catch let e as ProviderError where e.isTransient {
+            close(fetched)
+            throw e
+        } catch {}
+        close(fetched)
+        return nil
+    }
+
+    /// Notes what an upload attempt of `generation` sent, after it failed with a transient error:
+    /// the request may have reached the server and only its answer been lost (a timeout), so
+    /// the server may hold these bytes. Only while the content is still what the attempt sent
+    /// (unchanged since `generation`, before and after it is read), once per generation.
+    func noteLostReply(_ id: ItemIdentifier, generation: Int) {
+        let known = lock.withLock { s in s.dirty.changed(id, since: generation) || s.dirty[id]?.lostReplies.last?.generation == generation }
+        guard !known, let (fd, length) = try? content.openForUpload(id) else { return }
+        defer { close(fd) }
+        guard length <= Self.lostReplyCheckLimit, let digest = Self.digest(fd, length: length) else { return }
+        let reply = LostReply(generation: generation, length: length, digest: digest)
+        lock.withLock { s in if !s.dirty.changed(id, since: generation) { s.dirty.replyLost(id, reply) } }
+    }
+
+    /// Content larger than this is not hashed after a lost answer (nor fetched to compare).
+    static let lostReplyCheckLimit: Int64 = 256 << 20
+
+    /// The remote item and the generation it holds, when the remote file at `id` has exactly
+    /// what an attempt whose answer was lost sent (`noteLostReply`): the server took that
+    /// upload. Nil when it holds something else (another client's edit: a conflict). Throws a
+    /// transient error: the server could not be asked.
+    func remoteItemFromLostReply(_ id: ItemIdentifier) async throws(ProviderError) -> (item: Item, generation: Int)? {
+        let replies = lock.withLock { s in s.dirty[id]?.lostReplies ?? [] }
+        guard !replies.isEmpty else { return nil }
+        let remote: Item
+        do {
+            remote = try await provider.item(for: id)
+        } catch let e as ProviderError where e.isTransient {
+            throw e
+        } catch {
+            return nil
         }
-        return Self.sameBytes(local, fetched, length: length) ? remote : nil
+        guard remote.kind == .file, replies.contains(where: { $0.length == remote.size }), let fetched = try await fetch(remote) else { return nil }
+        defer { close(fetched) }
+        guard let digest = Self.digest(fetched, length: remote.size),
+              let reply = replies.last(where: { $0.length == remote.size && $0.digest == digest }) else { return nil }
+        return (remote, reply.generation)
+    }
+
+    /// The SHA-256 of the first `length` bytes of `fd`; nil when they cannot be read.
+    static func digest(_ fd: Int32, length: Int64) -> [UInt8]? {
+        var hasher = SHA256.Hasher()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: Int64 = 0
+        while offset < length {
+            let want = Int(min(Int64(buffer.count), length - offset))
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(offset)) }
+            guard n == want else { return nil }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0.prefix(want))) }
+            offset += Int64(want)
+        }
+        return hasher.finalize()
     }
 
     /// Whether two files hold the same `length` bytes from offset 0.

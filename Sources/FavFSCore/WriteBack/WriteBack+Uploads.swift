@@ -52,6 +52,21 @@ extension WriteBack {
                     if await commit(id, uploaded: same, generation: generation, host: host) { return }
                     continue
                 }
+                // Or what an earlier attempt sent, whose answer was lost (a timeout after the
+                // server stored it), with changes made here since: ours, not another client's.
+                let ours: (item: Item, generation: Int)?
+                do {
+                    ours = try await remoteItemFromLostReply(id)
+                } catch {
+                    attempt += 1
+                    if await backOff(id, journal: journal, attempt: attempt, after: error) { continue }
+                    return
+                }
+                if let ours {
+                    log.info("\(id): the server has what an earlier upload sent, whose answer was lost (\(e.detail)); recorded as uploaded, the newer change goes on top")
+                    if await commit(id, uploaded: ours.item, generation: ours.generation, host: host) { return }
+                    continue
+                }
                 await saveConflictCopy(id, item: item, cause: e, generation: generation, host: host)
                 return
             } catch where Task.isCancelled {
@@ -59,6 +74,8 @@ extension WriteBack {
                 finishFailed(id, self.error(.cancelled, id, "the upload was stopped by the unmount"))
                 return
             } catch let e as ProviderError where e.isTransient {
+                // Hashing what was sent reads the file: not on the cooperative pool.
+                _ = try? await BlockingWork.run { [self] in noteLostReply(id, generation: generation) }
                 attempt += 1
                 if await backOff(id, journal: journal, attempt: attempt, after: e) { continue }
                 return
