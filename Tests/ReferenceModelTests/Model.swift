@@ -161,8 +161,11 @@ struct RefModel {
         while true {
             if let f = takeUploadFault(p) {
                 if f.afterApply {
-                    // The server stored it; the answer was lost. The retry finds our bytes there.
+                    // The server stored it; the answer was lost. The retry finds our bytes there,
+                    // and so does a later upload after a change here: that change is based on
+                    // them (not a conflict; docs/behaviour.md).
                     realUpload(p, d, conflictsAllowed: false)
+                    if let base = local[p]?.base { d.base = base }
                 }
                 switch f.error {
                 case .denied:

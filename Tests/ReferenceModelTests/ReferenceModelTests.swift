@@ -397,6 +397,12 @@ final class ReferenceModelTests: XCTestCase {
                 .fail(.read, count: 2, error: .timedOut), .create("/d/b", slot: 0),
                 .fail(.upload, count: 1, error: .timedOut, path: "/d/b", afterApply: true), .truncate(slot: 0, size: 4103),
                 .fsync(slot: 0), .truncate(slot: 0, size: 3769), .close(slot: 0), .truncatePath("/d/b", size: 4090)]),
+            // Seed 57 of a 1000-step run, once the core no longer made that conflict copy: the
+            // model had kept it for an upload loop that failed after the answer was lost.
+            ("fixed: an upload whose answer was lost, then the loop failed and a change came", [
+                .mkdir("/é"), .create("/a.txt", slot: 0), .fail(.upload, count: 1, error: .timedOut, path: "/a.txt", afterApply: true),
+                .fail(.upload, count: 12, error: .serverError, path: "/a.txt"), .rename("/a.txt", "/é/c.md", noReplace: false),
+                .write(slot: 0, offset: 20228, length: 3922, fill: 60), .fsync(slot: 0), .read("/a.txt")]),
         ]
         for (name, steps) in repros {
             var failure = await Self.runOnce(steps)
