@@ -14,19 +14,24 @@ extension WriteBack {
     /// nil when it differs (or is gone). Throws when the server could not be asked (a transient
     /// error): that is not a difference, and must not make a conflict copy of identical bytes.
     func remoteItemWithSameContent(_ id: ItemIdentifier) async throws(ProviderError) -> Item? {
-        let remote: Item
+        guard let remote = try await remoteFile(id), let (local, length) = try? content.openForUpload(id) else { return nil }
+        defer { close(local) }
+        guard remote.size == length, length <= Self.sameContentCheckLimit, let fetched = try await fetch(remote) else { return nil }
+        defer { close(fetched) }
+        return Self.sameBytes(local, fetched, length: length) ? remote : nil
+    }
+
+    /// The remote's file at `id`; nil when there is none (gone, or not a file). Throws a
+    /// transient error: the server could not be asked, which tells nothing.
+    private func remoteFile(_ id: ItemIdentifier) async throws(ProviderError) -> Item? {
         do {
-            remote = try await provider.item(for: id)
+            let remote = try await provider.item(for: id)
+            return remote.kind == .file ? remote : nil
         } catch let e as ProviderError where e.isTransient {
             throw e
         } catch {
             return nil
         }
-        guard remote.kind == .file, let (local, length) = try? content.openForUpload(id) else { return nil }
-        defer { close(local) }
-        guard remote.size == length, length <= Self.sameContentCheckLimit, let fetched = try await fetch(remote) else { return nil }
-        defer { close(fetched) }
-        return Self.sameBytes(local, fetched, length: length) ? remote : nil
     }
 
     /// The remote's bytes of `remote` in an unlinked file beside the cache (private, and gone
@@ -72,16 +77,8 @@ extension WriteBack {
     /// transient error: the server could not be asked.
     func remoteItemFromLostReply(_ id: ItemIdentifier) async throws(ProviderError) -> (item: Item, generation: Int)? {
         let replies = lock.withLock { s in s.dirty[id]?.lostReplies ?? [] }
-        guard !replies.isEmpty else { return nil }
-        let remote: Item
-        do {
-            remote = try await provider.item(for: id)
-        } catch let e as ProviderError where e.isTransient {
-            throw e
-        } catch {
-            return nil
-        }
-        guard remote.kind == .file, replies.contains(where: { $0.length == remote.size }), let fetched = try await fetch(remote) else { return nil }
+        guard !replies.isEmpty, let remote = try await remoteFile(id) else { return nil }
+        guard replies.contains(where: { $0.length == remote.size }), let fetched = try await fetch(remote) else { return nil }
         defer { close(fetched) }
         guard let digest = Self.digest(fetched, length: remote.size),
               let reply = replies.last(where: { $0.length == remote.size && $0.digest == digest }) else { return nil }

@@ -36,34 +36,23 @@ extension WriteBack {
                 if await commit(id, uploaded: final, generation: generation, timeApplied: time, host: host) { return }
                 attempt = 0 // changed meanwhile: upload again, now based on what we just sent
             } catch let e as ProviderError where e.kind == .versionChanged || (e.kind == .exists && journal.isNew) {
-                // The server may hold these very bytes already (an upload confirmed just
-                // before a kill, whose journal update was lost): then it is done, not a conflict.
-                let same: Item?
+                // The server may hold our own bytes: these very ones (an upload confirmed just
+                // before a kill, whose journal update was lost), or what an earlier attempt sent
+                // whose answer was lost, with changes made here since. Then it is no conflict.
+                let ours: (item: Item, generation: Int, lostAnswer: Bool)?
                 do {
-                    same = try await remoteItemWithSameContent(id)
+                    if let same = try await remoteItemWithSameContent(id) { ours = (same, generation, false) }
+                    else { ours = try await remoteItemFromLostReply(id).map { ($0.item, $0.generation, true) } }
                 } catch {
                     // The comparison itself failed (the server in trouble): not a conflict yet.
                     attempt += 1
                     if await backOff(id, journal: journal, attempt: attempt, after: error) { continue }
                     return
                 }
-                if let same {
-                    log.info("\(id): the server already has this content (\(e.detail)); recorded as uploaded, no conflict copy")
-                    if await commit(id, uploaded: same, generation: generation, host: host) { return }
-                    continue
-                }
-                // Or what an earlier attempt sent, whose answer was lost (a timeout after the
-                // server stored it), with changes made here since: ours, not another client's.
-                let ours: (item: Item, generation: Int)?
-                do {
-                    ours = try await remoteItemFromLostReply(id)
-                } catch {
-                    attempt += 1
-                    if await backOff(id, journal: journal, attempt: attempt, after: error) { continue }
-                    return
-                }
                 if let ours {
-                    log.info("\(id): the server has what an earlier upload sent, whose answer was lost (\(e.detail)); recorded as uploaded, the newer change goes on top")
+                    log.info(ours.lostAnswer
+                        ? "\(id): the server has what an earlier upload sent, whose answer was lost (\(e.detail)); recorded as uploaded, the newer change goes on top"
+                        : "\(id): the server already has this content (\(e.detail)); recorded as uploaded, no conflict copy")
                     if await commit(id, uploaded: ours.item, generation: ours.generation, host: host) { return }
                     continue
                 }
