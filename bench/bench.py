@@ -49,6 +49,9 @@ def parse_args(argv):
                    help="favfs over the server (dav or smb, as --server), or over file:// of the same data; "
                         "auto = the server if it mounts, else file")
     p.add_argument("--favfs-args", default="", help="extra options for favfs mount, e.g. '--no-xattrs' (to measure a lever)")
+    p.add_argument("--base-bin", default=os.environ.get("FAVFS_BASE_BIN", ""),
+                   help="a second favfs binary (the build before a change), measured as tool favfs-base "
+                        "beside favfs in the same run, wherever favfs is (ratio favfs/favfs-base)")
     p.add_argument("--timeout", type=int, default=600, help="seconds any one command may take (default 600)")
     p.add_argument("--results", default=os.path.join(HERE, "results"), help="where JSON and latest.md go")
     p.add_argument("--list", action="store_true", help="list the cases of the chosen scale and exit")
@@ -111,7 +114,11 @@ def make_server(args, files):
 def choose_tools(args):
     """The --tools of the chosen server; exits on one the server cannot be measured with."""
     tools = [t.strip() for t in (args.tools or TOOLS[args.server]).split(",") if t.strip()]
-    foreign = [t for t in tools if t not in TOOLS[args.server].split(",")]
+    if args.base_bin and "favfs" in tools and "favfs-base" not in tools:
+        tools.insert(tools.index("favfs") + 1, "favfs-base")
+    if "favfs-base" in tools and not args.base_bin:
+        sys.exit("bench: favfs-base needs --base-bin (or FAVFS_BASE_BIN)")
+    foreign = [t for t in tools if t not in TOOLS[args.server].split(",") + ["favfs-base"]]
     if foreign:
         sys.exit(f"bench: {', '.join(foreign)}: not a tool for --server {args.server} (its tools: {TOOLS[args.server]})")
     if args.favfs_remote not in ("auto", "file", args.server):
@@ -139,6 +146,8 @@ def main(argv):
     favfs_bin = os.environ.get("FAVFS_BIN", os.path.join(REPO, ".build/release/favfs"))
     if "favfs" in tools and not os.access(favfs_bin, os.X_OK):
         sys.exit(f"bench: no favfs binary at {favfs_bin} (swift build -c release, or set FAVFS_BIN)")
+    if "favfs-base" in tools and not os.access(args.base_bin, os.X_OK):
+        sys.exit(f"bench: no favfs binary at {args.base_bin} (--base-bin)")
 
     mounts.unmount_stale(os.path.join(args.workdir, "mnt"))
     proc.TRASH = os.path.join(args.workdir, "trash")
@@ -153,6 +162,7 @@ def main(argv):
         log(f"{server.description}: {server.favfs_remote}")
         ctx = casemod.Context(args.workdir, ds, server, favfs_bin, None, args.timeout, log)
         ctx.favfs_args = shlex.split(args.favfs_args)
+        ctx.base_bin = args.base_bin or None
         kind, remote = ("-", "-")
         if "favfs" in tools:
             kind, remote = choose_remote(args, ctx, server, ds)
@@ -161,7 +171,9 @@ def main(argv):
         records = []
         for case in chosen:
             values, errors, rss, cpu = {}, {}, {}, {}
-            case_tools = [t for t in case.tools if t in tools]
+            # favfs-base runs wherever favfs does, right after it.
+            listed = [x for t in case.tools for x in ([t, "favfs-base"] if t == "favfs" else [t])]
+            case_tools = [t for t in listed if t in tools]
             skipped = {t: why for t, why in case.skip.items() if t in tools}
             for t, why in skipped.items():
                 log(f"{case.name} {t}: skipped: {why}")
@@ -192,6 +204,8 @@ def main(argv):
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "scale": scale.name, "runs": args.runs, "machine": report.machine(),
             "favfs_binary": favfs_bin, "favfs_commit": git_commit(favfs_bin), "favfs_args": args.favfs_args,
+            "favfs_base_binary": args.base_bin or None,
+            "favfs_base_commit": git_commit(args.base_bin) if args.base_bin else None,
             "favfs_remote_kind": kind, "favfs_remote": remote,
             "favfs_remote_note": getattr(ctx, "remote_note", ""),
             "rclone_version": rc_ver[0] if rc_ver else "?", "rclone_remote": server.rclone_remote()[0],

@@ -50,6 +50,7 @@ class Context:
         self.rss = {}           # tool -> peak RSS KiB seen during the current measurement
         self.cpu = {}           # tool -> daemon CPU seconds used in the current measurement
         self.favfs_args = []    # extra `favfs mount` options (--favfs-args)
+        self.base_bin = None    # the binary of tool favfs-base (--base-bin)
         self._serial = 0
 
     # -- mounts ------------------------------------------------------------------------
@@ -59,19 +60,27 @@ class Context:
         proc.discard(d)
         return d
 
+    @staticmethod
+    def is_favfs(tool):
+        """favfs, or favfs-base: the same program, another build (--base-bin)."""
+        return tool in ("favfs", "favfs-base")
+
+    def _binary(self, tool):
+        return self.base_bin if tool == "favfs-base" else self.favfs_bin
+
     def make_mount(self, tool, cache_dir, server=None):
         mnt = os.path.join(self.workdir, "mnt", tool)
         if server is not None:
             # Another server of the run (the FTP cases' vsftpd): its own remote and login.
-            if tool == "favfs":
+            if self.is_favfs(tool):
                 login, secret = server.favfs_login()
-                return FavfsMount(self.favfs_bin, server.favfs_remote, mnt, cache_dir,
+                return FavfsMount(self._binary(tool), server.favfs_remote, mnt, cache_dir,
                                   extra=self.favfs_args + login, stdin=secret)
             return RcloneMount(server.rclone_remote(), mnt, cache_dir)
-        if tool == "favfs":
+        if self.is_favfs(tool):
             # The server's own remote may need a password (SMB); file:// of the data does not.
             login, secret = self.server.favfs_login() if self.favfs_remote == self.server.favfs_remote else ([], None)
-            return FavfsMount(self.favfs_bin, self.favfs_remote, mnt, cache_dir,
+            return FavfsMount(self._binary(tool), self.favfs_remote, mnt, cache_dir,
                               extra=self.favfs_args + login, stdin=secret)
         return RcloneMount(self.server.rclone_remote(), mnt, cache_dir)
 
@@ -95,7 +104,7 @@ class Context:
                 self.cpu[tool] = self.cpu.get(tool, 0) + cpu1 - cpu0
         finally:
             # A cache of our own is discarded whole (see proc.discard): favfs need not evict it.
-            m.unmount(keep_cache=True) if (keep_cache or own) and tool == "favfs" else m.unmount()
+            m.unmount(keep_cache=True) if (keep_cache or own) and self.is_favfs(tool) else m.unmount()
             self._keep_log(tool, cache_dir)
             if own:
                 proc.discard(cache_dir)
@@ -104,7 +113,7 @@ class Context:
         """Copies favfs's mount log out of its cache folder, which is discarded: WORKDIR/logs/
         keeps one per cache folder (a remount on the same folder appends to it)."""
         log = os.path.join(cache_dir, "favfs.log")
-        if tool == "favfs" and os.path.exists(log):
+        if self.is_favfs(tool) and os.path.exists(log):
             os.makedirs(os.path.join(self.workdir, "logs"), exist_ok=True)
             shutil.copyfile(log, os.path.join(self.workdir, "logs", os.path.basename(cache_dir) + ".log"))
 

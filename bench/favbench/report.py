@@ -4,9 +4,10 @@ import os
 import platform
 import statistics
 
-TOOLS = ["curl", "ftplib", "curl-each", "curl-file", "curl-par", "smbclient", "favfs", "rclone", "disk"]
+TOOLS = ["curl", "ftplib", "curl-each", "curl-file", "curl-par", "smbclient", "favfs", "favfs-base", "rclone", "disk"]
 RATIOS = [("favfs/curl", "curl"), ("favfs/ftplib", "ftplib"), ("favfs/curl-each", "curl-each"), ("favfs/curl-file", "curl-file"), ("favfs/curl-par", "curl-par"),
-          ("favfs/smbclient", "smbclient"), ("favfs/rclone", "rclone"), ("favfs/disk", "disk")]
+          ("favfs/smbclient", "smbclient"), ("favfs/favfs-base", "favfs-base"), ("favfs/rclone", "rclone"), ("favfs/disk", "disk")]
+DAEMONS = ["favfs", "favfs-base", "rclone"]
 
 
 def summarize(case, values, errors, rss, cpu=None, skipped=None):
@@ -65,13 +66,14 @@ def skipped_lines(records):
 def daemon_rows(records):
     """Peak RSS (max over runs) and CPU seconds used during a measurement (median over runs)
     of the mount daemons."""
-    rows = [["case", "favfs peak RSS MiB", "rclone peak RSS MiB", "favfs CPU s", "rclone CPU s"]]
+    shown = [t for t in DAEMONS if any(t in r["peak_rss_kib"] or t in r.get("daemon_cpu_seconds", {}) for r in records)] or ["favfs", "rclone"]
+    rows = [["case"] + [f"{t} peak RSS MiB" for t in shown] + [f"{t} CPU s" for t in shown]]
     for r in records:
         rss, cpu = r["peak_rss_kib"], r.get("daemon_cpu_seconds", {})
         if rss or cpu:
             rows.append([r["name"]]
-                        + [_fmt(max(rss[t]) / 1024) if rss.get(t) else "—" for t in ("favfs", "rclone")]
-                        + [_fmt(statistics.median(cpu[t])) if cpu.get(t) else "—" for t in ("favfs", "rclone")])
+                        + [_fmt(max(rss[t]) / 1024) if rss.get(t) else "—" for t in shown]
+                        + [_fmt(statistics.median(cpu[t])) if cpu.get(t) else "—" for t in shown])
     return rows
 
 
