@@ -138,7 +138,16 @@ extension ContentCache {
     /// `superseded`: whether the stale entries of `id` are marked deleted too.
     private func detachLocked(_ id: ItemIdentifier, superseded orphaningStale: Bool = true) -> String? {
         let file = entries[id]?.file
-        if let e = entries[id] { e.withLock { e.deleted = true }; entries[id] = nil }
+        if let e = entries[id] {
+            // Under its `saveLock` (as `move` takes them): a record save of it in flight — a
+            // close's or an open's, made outside this lock — lands before the record is deleted,
+            // and none starts after (it sees `deleted`). Without it a close's save could land
+            // after the delete and bring back a record naming the deleted file.
+            e.saveLock.lock()
+            e.withLock { e.deleted = true }
+            e.saveLock.unlock()
+            entries[id] = nil
+        }
         for e in superseded where orphaningStale && e.withLock({ e.id == id }) { e.withLock { e.deleted = true } }
         return file
     }
