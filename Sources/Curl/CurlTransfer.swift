@@ -53,6 +53,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var writer: FileWriter?
     private var writeErrno: Int32?
     private var placementError: String?
+    /// The in-memory body passed `request.maxBodyBytes`.
+    private var bodyTooLarge = false
 
     // Upload state (loop thread): where the next read callback reads, and why reading stopped.
     var uploadOffset: Int64 = 0
@@ -299,6 +301,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// Returns the number of bytes consumed; anything else makes curl abort with a write error.
     fileprivate func bodyChunk(_ chunk: UnsafeRawBufferPointer) -> Int {
         guard case let .file(fd, placement) = sink, !isHTTP || (200..<300).contains(status) else {
+            if let limit = request.maxBodyBytes, body.count + chunk.count > limit {
+                bodyTooLarge = true
+                return 0
+            }
             body.append(contentsOf: chunk)
             return chunk.count
         }
@@ -383,6 +389,7 @@ final class CurlTransfer: @unchecked Sendable {
         let buffered = String(cString: errorBuffer)
         var message = buffered.isEmpty ? String(cString: curl_easy_strerror(code)) : buffered
         if let placementError { message = placementError }
+        if bodyTooLarge { message = "the answer is longer than the \(request.maxBodyBytes ?? 0) bytes expected of it" }
         if readErrno != nil || readProblem != nil {
             var error = TransportError(kind: .readFailed, code: Int(code.rawValue),
                                        message: uploadFailureMessage(curlMessage: message), url: safeURL, errno: readErrno)
@@ -390,7 +397,7 @@ final class CurlTransfer: @unchecked Sendable {
             return .failure(error)
         }
         if let writeErrno { message += ": " + String(cString: strerror(writeErrno)) }
-        let kind: TransportError.Kind = placementError != nil ? .other : CurlErrorMapping.kind(code)
+        let kind: TransportError.Kind = bodyTooLarge ? .bodyTooLarge : placementError != nil ? .other : CurlErrorMapping.kind(code)
         var error = TransportError(kind: kind, code: Int(code.rawValue), message: message,
                                    url: safeURL, errno: code == CURLE_WRITE_ERROR ? writeErrno : nil)
         error.replyLines = replyLines

@@ -28,10 +28,14 @@ public struct CurlRequest: Sendable {
     public var credentials: CurlCredentials?
     /// Protocol options (FTP/SFTP commands, ranges, SSH keys, SigV4), applied in order.
     public var options: [CurlOption]
+    /// For `perform`: the most body bytes kept in memory; a longer body ends the transfer with
+    /// `.bodyTooLarge` (nil: no limit). A server's answer never grows the daemon unbounded
+    /// where the caller expects a short one.
+    public var maxBodyBytes: Int?
     public init(method: String = "GET", url: String, headers: [CurlHeader] = [], body: Data? = nil,
-                credentials: CurlCredentials? = nil, options: [CurlOption] = []) {
+                credentials: CurlCredentials? = nil, options: [CurlOption] = [], maxBodyBytes: Int? = nil) {
         self.method = method; self.url = url; self.headers = headers; self.body = body; self.credentials = credentials
-        self.options = options
+        self.options = options; self.maxBodyBytes = maxBodyBytes
     }
 }
 
@@ -65,6 +69,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         case cancelled         // the awaiting Task was cancelled
         case writeFailed       // the destination fd refused bytes (disk full: errno set)
         case readFailed        // an upload's source fd could not be read (errno set), or ended early
+        case bodyTooLarge      // an in-memory body passed the request's `maxBodyBytes`
         case other
     }
     public var kind: Kind

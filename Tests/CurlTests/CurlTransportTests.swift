@@ -37,6 +37,25 @@ final class CurlTransportTests: XCTestCase {
         XCTAssertNotNil(r.headers["etag"])
     }
 
+    /// A body longer than the request's `maxBodyBytes` ends the transfer with `.bodyTooLarge`,
+    /// saying so; one within it is whole; the connection serves the next request.
+    func testABodyPastItsLimitEndsTheTransfer() async throws {
+        var capped = CurlRequest(url: url("pattern.bin"))
+        capped.maxBodyBytes = 50_000
+        do {
+            let r = try await transport.perform(capped)
+            XCTFail("a 100,000-byte body kept under a 50,000-byte limit: \(r.body.count) bytes")
+        } catch let e as TransportError {
+            XCTAssertEqual(e.kind, .bodyTooLarge)
+            XCTAssertTrue(e.message.contains("50000 bytes"), e.message)
+        }
+        capped.maxBodyBytes = 100_000
+        let whole = try await transport.perform(capped)
+        XCTAssertEqual(whole.body, Self.pattern(count: 100_000))
+        let next = try await transport.perform(CurlRequest(url: url("hello.txt")))
+        XCTAssertEqual(String(decoding: next.body, as: UTF8.self), "hello, world\n")
+    }
+
     func testRangeGetGives206AndExactBytes() async throws {
         let r = try await transport.perform(CurlRequest(url: url("pattern.bin"), headers: [CurlHeader("Range", "bytes=1000-1999")]))
         XCTAssertEqual(r.status, 206)

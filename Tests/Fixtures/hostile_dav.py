@@ -4,7 +4,8 @@ sane server sends (absurd sizes and dates, duplicate names, hrefs outside the fo
 '/' or NUL once decoded, names over 255 bytes) and serves a GET shorter than its Content-Length.
 Folders not in the root's listing, for listings parsed while they arrive: /slow/ sends a
 2,000-entry listing in five pieces 150 ms apart, /badutf8/ has bytes that are not UTF-8 about
-300 KB in, /cut/ closes the connection halfway through its Content-Length.
+300 KB in, /cut/ closes the connection halfway through its Content-Length, /nodepth/ answers
+even a `Depth: 0` PROPFIND with its whole 2,000-entry listing (as servers that ignore Depth do).
 
 usage: hostile_dav.py PORT
 """
@@ -77,7 +78,9 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(page)
             return
-        if self.path in ("/slow/", "/badutf8/", "/cut/"):
+        if self.path == "/nodepth":
+            self.path = "/nodepth/"
+        if self.path in ("/slow/", "/badutf8/", "/cut/", "/nodepth/"):
             self.listing_in_pieces()
             return
         if self.path != "/":

@@ -60,4 +60,15 @@ final class WebDAVStreamedListingTests: XCTestCase {
         }
         XCTAssertLessThan(Date().timeIntervalSince(started), 30, "a cut-off listing must fail promptly")
     }
+
+    /// A single item is asked for with `Depth: 0` and its short answer kept in memory (at most
+    /// `maxSingleItemAnswer` bytes); a server that answers with a whole listing instead is asked
+    /// again the spooled way, and the item is found in it.
+    func testADepthZeroAnswerLongerThanOneItemIsReadSpooled() async throws {
+        let folder = try await provider.item(for: ItemIdentifier("/nodepth"))
+        XCTAssertEqual(folder.kind, .folder)
+        XCTAssertEqual(folder.identifier, ItemIdentifier("/nodepth"))
+        let root = try await provider.item(for: .rootContainer)
+        XCTAssertEqual(root.kind, .folder)
+    }
 }

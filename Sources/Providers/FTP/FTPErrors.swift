@@ -33,6 +33,8 @@ struct FTPErrors: Sendable {
                                  detail: "\(command): writing to the content cache failed: \(t.message)")
         case .readFailed:
             return ProviderError(.localIO, remote: remote, path: path, detail: "\(command): reading the upload source failed: \(t.message)")
+        case .bodyTooLarge:
+            return ProviderError(.invalidResponse, remote: remote, path: path, detail: "\(command) failed: \(t.message)")
         case .other:
             break
         }

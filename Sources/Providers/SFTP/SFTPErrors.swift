@@ -43,6 +43,8 @@ struct SFTPErrors: Sendable {
         case .readFailed:
             return ProviderError(.localIO, remote: remote, path: path, status: t.code,
                                  detail: "\(operation): reading the content cache failed: \(t.message)")
+        case .bodyTooLarge:
+            return ProviderError(.invalidResponse, remote: remote, path: path, detail: "\(operation) failed: \(t.message)")
         case .couldNotConnect, .tls, .other:
             break
         }

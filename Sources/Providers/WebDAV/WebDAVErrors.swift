@@ -67,6 +67,8 @@ struct WebDAVErrors: Sendable {
         case .readFailed:
             kind = .localIO
             detail = "\(method): reading the content cache failed: \(t.message)"
+        case .bodyTooLarge:
+            kind = .invalidResponse
         }
         return ProviderError(kind, remote: remote, path: path, detail: detail)
     }

@@ -209,20 +209,46 @@ public final class WebDAVProvider: Provider {
         }
     }
 
-    /// PROPFIND whose 207 body goes to an unlinked temp file and is parsed from there as a
-    /// stream while it arrives (`SpoolFollower`): a 100,000-entry listing (40 MB of XML) never
-    /// sits in memory, and parsing overlaps the server's time producing the listing.
-    /// `consume` gets a function that parses the body, handing each response to its argument;
-    /// it runs on a thread of its own (it waits for the download; a large listing parses for
-    /// seconds).
+    /// PROPFIND of `depth`, its 207 body parsed by `consume`, which gets a function that
+    /// parses the body, handing each response to its argument.
+    ///
+    /// Depth 1 (a listing): the body goes to an unlinked temp file and is parsed from there as
+    /// a stream while it arrives (`SpoolFollower`): a 100,000-entry listing (40 MB of XML)
+    /// never sits in memory, and parsing overlaps the server's time producing the listing;
+    /// `consume` runs on a thread of its own (it waits for the download; a large listing parses
+    /// for seconds). Depth 0 (one item, asked after every upload whose time is set): the short
+    /// answer is kept in memory and parsed here, without a temp file or a thread; an answer
+    /// longer than a single item's can be (a server that ignored `Depth: 0`) is asked again
+    /// the spooled way.
     private func propfind<T: Sendable>(_ identifier: ItemIdentifier, isFolder: Bool, depth: String, properties: [String],
                                        consume: @escaping @Sendable (_ resources: ((DAVResource) -> Void) throws -> Void) throws -> T) async throws -> T {
         let names: String = properties.map { $0.hasPrefix("F:") ? "<\($0)/>" : "<D:\($0)/>" }.joined()
         let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:propfind xmlns:D=\"DAV:\" xmlns:F=\"\(WebDAVModifiedTime.namespace)\">"
             + "<D:prop>\(names)</D:prop></D:propfind>\n"
-        let request = CurlRequest(method: "PROPFIND", url: paths.url(for: identifier, isFolder: isFolder),
+        var request = CurlRequest(method: "PROPFIND", url: paths.url(for: identifier, isFolder: isFolder),
                                   headers: [CurlHeader("Depth", depth), CurlHeader("Content-Type", "application/xml; charset=utf-8")],
                                   body: Data(body.utf8), credentials: configuration.credentials)
+        if depth == "0" {
+            request.maxBodyBytes = Self.maxSingleItemAnswer
+            do {
+                let response = try await listingTransport.perform(request)
+                try checkPropfindAnswer(response, identifier)
+                let resources: [DAVResource]
+                do {
+                    resources = try Multistatus.parse(response.body)
+                } catch {
+                    throw errors.invalid("unreadable 207 multistatus: \(error.description)", method: "PROPFIND",
+                                         path: identifier.rawValue, status: 207)
+                }
+                return try consume { each in resources.forEach(each) }
+            } catch let t as TransportError where t.kind == .bodyTooLarge {
+                request.maxBodyBytes = nil
+                log.debug("a Depth: 0 PROPFIND answered more than one item's worth: asked again spooled",
+                          metadata: ["remote": "\(remoteDescription)", "path": "\(identifier.rawValue)"])
+            } catch let t as TransportError {
+                throw errors.transport(t, method: "PROPFIND", path: identifier.rawValue)
+            }
+        }
         let spool = try SpoolFile(remote: remoteDescription, path: identifier.rawValue)
         defer { spool.close() }
         let follower = SpoolFollower(fd: spool.fd)
@@ -255,6 +281,16 @@ public final class WebDAVProvider: Provider {
             throw errors.transport(error, method: "PROPFIND", path: identifier.rawValue)
         }
         let parsed = await parsing.result
+        try checkPropfindAnswer(response, identifier)
+        return try parsed.get()
+    }
+
+    /// The most bytes a Depth: 0 answer is read into memory: one item with its properties is
+    /// well under 4 KiB on every server seen; a longer answer is a listing in disguise.
+    static let maxSingleItemAnswer = 256 << 10
+
+    /// Throws unless the answer is a 207; notes a server that hides dot names from listings.
+    private func checkPropfindAnswer(_ response: CurlResponse, _ identifier: ItemIdentifier) throws {
         if response.headers["server"]?.lowercased().hasPrefix("nginx") == true, listingsHideDotNames.set() {
             log.notice("the server (nginx) leaves names starting with a dot out of its listings: such names are asked for one by one, and `ls` does not show those made elsewhere",
                        metadata: ["remote": "\(remoteDescription)"])
@@ -268,6 +304,5 @@ public final class WebDAVProvider: Provider {
             }
             throw errors.status(response.status, method: "PROPFIND", path: identifier.rawValue, body: response.body)
         }
-        return try parsed.get()
     }
 }
