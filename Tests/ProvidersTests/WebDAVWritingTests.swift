@@ -112,6 +112,32 @@ final class WebDAVWritingTests: XCTestCase {
         XCTAssertGreaterThan(after.modifiedTime?.seconds ?? 0, when.seconds)
     }
 
+    /// After an upload the time is bound to the version its answer gave: PROPPATCH and the
+    /// PROPFIND that reads it back, no PROPFIND before. Another client's change in between is
+    /// seen in the read-back, and the time is bound to the version the server has then.
+    func testSetModifiedAfterAnUploadAsksNoVersionFirst() async throws {
+        let when = Timestamp(seconds: 1_500_000_000, nanoseconds: 5)
+        let uploaded = try await upload("/timed.txt", "ours", .mustNotExist)
+        let before = server.accessLogLines().count
+        let set = try await provider.setModified(ItemIdentifier("/timed.txt"), to: when, current: uploaded)
+        XCTAssertEqual(set.modifiedTime, when)
+        XCTAssertEqual(set.version, uploaded.version)
+        let lines = server.accessLogLines(until: { $0.count >= before + 2 })
+        XCTAssertEqual(lines.dropFirst(before).map { String($0.split(separator: " ")[0]) }, ["PROPPATCH", "PROPFIND"])
+        let listed = try await provider.enumerateItems(in: .rootContainer, page: nil).items.first { $0.name == "timed.txt" }
+        XCTAssertEqual(listed?.modifiedTime, when)
+
+        // Changed elsewhere after the answer the caller holds: bound to the server's version.
+        let stale = try await upload("/raced.txt", "ours", .mustNotExist)
+        try Data("theirs, longer\n".utf8).write(to: server.documentRoot.appendingPathComponent("raced.txt"))
+        let raced = try await provider.setModified(ItemIdentifier("/raced.txt"), to: when, current: stale)
+        XCTAssertEqual(raced.modifiedTime, when)
+        XCTAssertNotEqual(raced.version, stale.version)
+        let relisted = try await provider.item(for: ItemIdentifier("/raced.txt"))
+        XCTAssertEqual(relisted.modifiedTime, when)
+        XCTAssertEqual(relisted.size, 15)
+    }
+
     func testSymlinksAreNotSupported() async throws {
         await expectError(.notSupported) { _ = try await self.provider.createSymlink(ItemIdentifier("/l"), target: "old.txt") }
     }

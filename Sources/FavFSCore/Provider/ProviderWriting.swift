@@ -37,6 +37,10 @@ public protocol WritableProvider: Provider {
     /// Sets a file's modification time, where the remote keeps one it is told (truncated to
     /// what the protocol keeps).
     func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item
+    /// As `setModified(_:to:)`, for a file the caller has just had from the remote (an
+    /// upload's answer): a remote that binds the time to the file's version takes the version
+    /// from `current` instead of asking for it again.
+    func setModified(_ id: ItemIdentifier, to time: Timestamp, current: Item) async throws -> Item
     /// Creates a symbolic link.
     func createSymlink(_ id: ItemIdentifier, target: String) async throws -> Item
 }
@@ -46,6 +50,9 @@ extension WritableProvider {
     public func storageProblem(_ id: ItemIdentifier, kind: ItemKind) -> ProviderError? { nil }
     public func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item {
         throw ProviderError(.notSupported, remote: remoteDescription, path: id.rawValue, detail: "this remote does not keep modification times it is given")
+    }
+    public func setModified(_ id: ItemIdentifier, to time: Timestamp, current: Item) async throws -> Item {
+        try await setModified(id, to: time)
     }
     public func createSymlink(_ id: ItemIdentifier, target: String) async throws -> Item {
         throw ProviderError(.notSupported, remote: remoteDescription, path: id.rawValue, detail: "this remote has no symbolic links")

@@ -135,7 +135,7 @@ extension WriteBack {
     private func applyPendingTime(_ id: ItemIdentifier, to uploaded: Item, with w: any WritableProvider, host: any WriteBackHost) async -> (Item, Timestamp?) {
         guard let time = lock.withLock({ s in s.dirty[id]?.pendingModified }) else { return (uploaded, nil) }
         do {
-            var updated = try await w.setModified(id, to: time)
+            var updated = try await w.setModified(id, to: time, current: uploaded)
             updated.kind = .file
             return (updated, time)
         } catch let e as ProviderError where e.kind == .notSupported {
@@ -235,7 +235,7 @@ extension WriteBack {
         guard let w = try? host.writer(id) else { return nil }
         for attempt in 1...3 {
             do {
-                var updated = try await w.setModified(id, to: time)
+                var updated = try await w.setModified(id, to: time, current: item)
                 updated.kind = .file
                 return updated
             } catch let e as ProviderError where e.kind == .notSupported {

@@ -11,7 +11,16 @@ extension WebDAVProvider {
     public func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item {
         guard !timesNotKept.value else { throw timesNotKeptError(id, "it refused to store them before") }
         // The version the time is bound to: the file as the server has it now.
-        var current = try await item(for: id)
+        return try await setModified(id, to: time, current: try await item(for: id))
+    }
+
+    /// Binds the time to `current`'s version (an upload's answer: read by HEAD or PROPFIND, the
+    /// version a listing shows) without a PROPFIND first. Another client's change since then
+    /// shows in the read-back, and the time is bound again to the version there.
+    public func setModified(_ id: ItemIdentifier, to time: Timestamp, current: Item) async throws -> Item {
+        guard !timesNotKept.value else { throw timesNotKeptError(id, "it refused to store them before") }
+        guard current.version != nil else { return try await setModified(id, to: time) }
+        var current = current
         for _ in 0..<2 {
             let kept = WebDAVModifiedTime(time: time, version: current.version ?? "")
             try await proppatch(id, isFolder: current.kind == .folder, value: kept.propertyValue)
