@@ -5,7 +5,9 @@ sane server sends (absurd sizes and dates, duplicate names, hrefs outside the fo
 Folders not in the root's listing, for listings parsed while they arrive: /slow/ sends a
 2,000-entry listing in five pieces 150 ms apart, /badutf8/ has bytes that are not UTF-8 about
 300 KB in, /cut/ closes the connection halfway through its Content-Length, /nodepth/ answers
-even a `Depth: 0` PROPFIND with its whole 2,000-entry listing (as servers that ignore Depth do).
+even a `Depth: 0` PROPFIND with its whole 2,000-entry listing (as servers that ignore Depth do),
+/moving.txt has a new ETag at every PROPFIND and takes every PROPPATCH without keeping it (a file
+another client keeps rewriting).
 
 usage: hostile_dav.py PORT
 """
@@ -37,11 +39,12 @@ ENTRIES = [
 ]
 
 
-def response(href, size, date, folder):
+def response(href, size, date, folder, etag=None):
+    etag = etag or f"{abs(hash(href)) % 100000}"
     kind = "<D:resourcetype><D:collection/></D:resourcetype>" if folder else "<D:resourcetype/>"
     return (f"<D:response><D:href>{href}</D:href><D:propstat><D:prop>{kind}"
             f"<D:getcontentlength>{size}</D:getcontentlength><D:getlastmodified>{date}</D:getlastmodified>"
-            f"<D:getetag>\"{abs(hash(href)) % 100000}\"</D:getetag></D:prop>"
+            f"<D:getetag>\"{etag}\"</D:getetag></D:prop>"
             f"<D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>")
 
 
@@ -54,8 +57,35 @@ def many(folder, n):
     return "".join(body).encode()
 
 
+MOVES = [0]
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def do_PROPPATCH(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        data = (f'<?xml version="1.0" encoding="utf-8"?><D:multistatus xmlns:D="DAV:"><D:response>'
+                f'<D:href>{self.path}</D:href><D:propstat><D:prop/><D:status>HTTP/1.1 200 OK</D:status>'
+                f'</D:propstat></D:response></D:multistatus>').encode()
+        self.send_response(207)
+        self.send_header("Content-Type", "application/xml; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def moving(self):
+        MOVES[0] += 1
+        data = ('<?xml version="1.0" encoding="utf-8"?><D:multistatus xmlns:D="DAV:">'
+                + response("/moving.txt", "13", "Mon, 23 Nov 2026 10:00:00 GMT", False, etag=f"move-{MOVES[0]}")
+                + "</D:multistatus>").encode()
+        self.send_response(207)
+        self.send_header("Content-Type", "application/xml; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def log_message(self, *args):
         pass
@@ -77,6 +107,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(page)))
             self.end_headers()
             self.wfile.write(page)
+            return
+        if self.path == "/moving.txt":
+            self.moving()
             return
         if self.path == "/nodepth":
             self.path = "/nodepth/"

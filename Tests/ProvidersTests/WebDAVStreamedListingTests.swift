@@ -71,4 +71,22 @@ final class WebDAVStreamedListingTests: XCTestCase {
         let root = try await provider.item(for: .rootContainer)
         XCTAssertEqual(root.kind, .folder)
     }
+
+    /// A time set on a file whose version moves at every answer (another client rewriting it;
+    /// on Apache, a folder files are being uploaded into) is not kept, and says why; it says
+    /// nothing about the server: the next time set is tried again, not refused as "this server
+    /// keeps no times" (which once made a whole `tar x` lose its times at the next mount).
+    func testATimeOnAnItemThatKeepsChangingIsNotTakenForAServerThatKeepsNoTimes() async throws {
+        let id = ItemIdentifier("/moving.txt")
+        let when = Timestamp(seconds: 1_500_000_000, nanoseconds: 0)
+        for _ in 0..<2 {
+            do {
+                let item = try await provider.setModified(id, to: when)
+                XCTFail("a time on a file that kept changing came back as kept: \(item)")
+            } catch let e as ProviderError {
+                XCTAssertEqual(e.kind, .versionChanged, "\(e)")
+                XCTAssertTrue(e.detail.contains("kept changing"), "\(e)")
+            }
+        }
+    }
 }

@@ -312,6 +312,10 @@ extension Domain {
         }
         catch let e as ProviderError where e.kind == .notSupported {
             if let version = item.contentTag { keepTime(id, version: version, time: time, because: e) }
+        } catch let e as ProviderError where e.kind == .versionChanged {
+            // It changed at the server while the time was set (a folder files are still being
+            // uploaded into): shown here until a listing says what the server has now.
+            log.info("the time of \(id) is not kept at the server: \(e.detail)")
         }
         setPlaceholder(item)
         return item

@@ -21,17 +21,24 @@ extension WebDAVProvider {
         guard !timesNotKept.value else { throw timesNotKeptError(id, "it refused to store them before") }
         guard current.version != nil else { return try await setModified(id, to: time) }
         var current = current
-        for _ in 0..<2 {
+        for _ in 0..<3 {
             let kept = WebDAVModifiedTime(time: time, version: current.version ?? "")
             try await proppatch(id, isFolder: current.kind == .folder, value: kept.propertyValue)
             let after = try await single(id, isFolder: current.kind == .folder)
             if after.modifiedTime == time { return after }
-            // A server whose ETag changes with a PROPPATCH (properties kept in the file's own
-            // metadata): once more, bound to the version it has now.
-            guard after.version != current.version else { break }
+            // The same version without the time: the server did not keep it.
+            guard after.version != current.version else {
+                throw timesNotKeptError(id, "a time it was given did not come back in its listing")
+            }
+            // Another version: changed meanwhile (another client; a folder whose entries change
+            // as files are uploaded into it, or, on Apache, whose first dead property makes its
+            // property folder), or a server whose ETag changes with a PROPPATCH (properties
+            // kept in the file's own metadata): once more, bound to the version it has now.
             current = after
         }
-        throw timesNotKeptError(id, "a time it was given did not come back in its listing")
+        // Still moving: this item, not the server, is why. Nothing is concluded about the server.
+        throw ProviderError(.versionChanged, remote: remoteDescription, path: id.rawValue,
+                            detail: "the time was not kept: the item kept changing at the server while it was set (now version \(current.version ?? "-"))")
     }
 
     private func proppatch(_ id: ItemIdentifier, isFolder: Bool, value: String) async throws {
