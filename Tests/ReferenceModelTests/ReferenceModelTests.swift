@@ -30,6 +30,7 @@
 ///
 /// Replay one seed:      FAVFS_MODEL_SEED=17 swift test --skip-build --filter ReferenceModel
 /// Bigger runs:          FAVFS_MODEL_STEPS=1000 FAVFS_MODEL_SEEDS=200 swift test --skip-build --filter ReferenceModel
+/// New seeds only:       FAVFS_MODEL_FIRST_SEED=81 FAVFS_MODEL_SEEDS=40 (seeds 81–120)
 /// Print every step:     FAVFS_MODEL_VERBOSE=1 (with FAVFS_MODEL_SEED)
 import XCTest
 import FavFSCore
@@ -216,7 +217,11 @@ final class ReferenceModelTests: XCTestCase {
         let steps = Int(Self.env["FAVFS_MODEL_STEPS"] ?? "") ?? 100
         let seeds: [UInt64]
         if let one = UInt64(Self.env["FAVFS_MODEL_SEED"] ?? "") { seeds = [one] }
-        else { seeds = (1...UInt64(Int(Self.env["FAVFS_MODEL_SEEDS"] ?? "") ?? 40)).map { $0 } }
+        else {
+            // FAVFS_MODEL_FIRST_SEED: new seeds for a long run, past those already explored.
+            let first = UInt64(Self.env["FAVFS_MODEL_FIRST_SEED"] ?? "") ?? 1
+            seeds = (first..<first + UInt64(Int(Self.env["FAVFS_MODEL_SEEDS"] ?? "") ?? 40)).map { $0 }
+        }
         let verbose = Self.env["FAVFS_MODEL_VERBOSE"] != nil
         var total = 0
         var seen: Set<String> = []
