@@ -118,6 +118,24 @@ final class MultistatusTests: XCTestCase {
 
     /// The time favfs keeps as a dead property comes back from a listing; a 403 propstat for
     /// it (a server without dead properties) leaves nothing.
+    /// A PROPPATCH's answer names the property it stored in a 2xx propstat (Apache's shape, its
+    /// own prefix for favfs's namespace); one it refused, in a 403 or 409 propstat.
+    func testAProppatchAnswerSaysWhetherTheTimeWasStored() throws {
+        func answer(_ status: String) -> String {
+            """
+            <?xml version="1.0" encoding="utf-8"?>
+            <D:multistatus xmlns:D="DAV:" xmlns:ns1="urn:x-favfs:">
+            <D:response><D:href>/files/a.txt</D:href>
+            <D:propstat><D:prop><ns1:mtime/></D:prop><D:status>HTTP/1.1 \(status)</D:status></D:propstat>
+            </D:response></D:multistatus>
+            """
+        }
+        XCTAssertEqual(try parse(answer("200 OK")).map(\.keptModifiedNamed), [true])
+        XCTAssertEqual(try parse(answer("403 Forbidden")).map(\.keptModifiedNamed), [false])
+        XCTAssertEqual(try parse(answer("409 Conflict")).map(\.keptModifiedNamed), [false])
+        XCTAssertEqual(try parse(answer("200 OK")).map(\.keptModified), [nil], "an empty element is no time")
+    }
+
     func testKeptModifiedTimeProperty() throws {
         let xml = """
         <?xml version="1.0" encoding="utf-8"?>

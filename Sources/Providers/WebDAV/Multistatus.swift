@@ -12,6 +12,9 @@ struct DAVResource: Sendable, Equatable {
     /// favfs's own dead property: a modification time set through a mount, with the version
     /// it was set on (`WebDAVModifiedTime`).
     var keptModified: String?
+    /// favfs's dead property was named in a propstat whose status is 2xx: in a PROPPATCH's
+    /// answer, the server says it stored it.
+    var keptModifiedNamed = false
     /// A response-level `<D:status>` (a response without propstat, e.g. 404 for a member).
     var status: Int?
 }

@@ -208,6 +208,7 @@ final class MultistatusReader {
         if let v = pending.quotaAvailable { current!.quotaAvailableBytes = Int64(v) }
         if let v = pending.quotaUsed { current!.quotaUsedBytes = Int64(v) }
         if let v = pending.keptModified, !v.isEmpty { current!.keptModified = v }
+        if pending.keptModified != nil { current!.keptModifiedNamed = true }
     }
 
     private func fail(_ what: String) {

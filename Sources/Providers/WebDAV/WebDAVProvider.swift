@@ -47,6 +47,10 @@ public final class WebDAVProvider: Provider {
     /// Set when the server would not keep a modification time as a dead property
     /// (WebDAVProvider+Times.swift): no PROPPATCH is sent again.
     let timesNotKept = OnceFlag()
+    /// Set when a PROPPATCH of a file's time that the server said it stored was read back with
+    /// the time and the same version: such answers are then believed without the read-back
+    /// (Apache keeps dead properties beside the file; its ETag does not move with them).
+    let storedTimesKeepVersion = OnceFlag()
     /// Set when a listing came from nginx, whose dav-ext module leaves names starting with a
     /// dot out of listings (a PROPFIND of such a name answers).
     let listingsHideDotNames = OnceFlag()
