@@ -143,6 +143,7 @@ struct DirtySet {
         guard items[journal.id] == nil else { return }
         items[journal.id] = spell(journal)
         items[journal.id]!.failure = failure
+        items[journal.id]!.mayBeAtRemote = journal.isNew  // an earlier mount may have sent it
     }
 
     /// A time set while dirty: applied once the upload is confirmed. False when `id` is clean.
@@ -167,6 +168,7 @@ struct DirtySet {
         if isMoving(id) { deferredByMove.insert(id); return false }
         items[id]!.uploading = true
         items[id]!.failure = nil
+        items[id]!.mayBeAtRemote = true
         return true
     }
 
@@ -175,6 +177,7 @@ struct DirtySet {
     mutating func claimForCopy(_ id: ItemIdentifier) -> (generation: Int, since: Double)? {
         guard let d = items[id], d.journal.isNew, !d.uploading, d.failure == nil, !isMoving(id) else { return nil }
         items[id]!.uploading = true
+        items[id]!.mayBeAtRemote = true
         return (d.generation, d.journal.since)
     }
 
@@ -388,6 +391,7 @@ struct DirtySet {
         items[id]!.streamEndedAt = nil
         items[id]!.uploadAfterStream = false
         items[id]!.uploading = true  // the stream is this item's upload: no other starts meanwhile
+        items[id]!.mayBeAtRemote = true
         return .start(stream)
     }
 

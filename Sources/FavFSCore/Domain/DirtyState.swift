@@ -33,6 +33,10 @@ struct DirtyState: Sendable {
     /// Attempts whose answer was lost (a transient failure after the request went out): the
     /// server may hold their bytes, and finding them there is no conflict (the newest few).
     var lostReplies: [LostReply] = []
+    /// A new file an upload was started for (or resumed from the journal of an earlier mount):
+    /// although never confirmed, the server may hold it (an answer lost, a crash before the
+    /// commit), so removing it asks the server too (`Domain.remove`).
+    var mayBeAtRemote = false
 
     init(journal: PlaceholderStore.JournalEntry) { self.journal = journal }
 }

@@ -34,7 +34,8 @@ extension Domain {
         return item
     }
 
-    /// Deletes a file or symlink. A file created here and never uploaded is only dropped locally.
+    /// Deletes a file or symlink. A file created here and never sent is only dropped locally; one
+    /// whose upload was tried but never confirmed is deleted at the remote if it holds our bytes.
     public func remove(_ parent: ItemIdentifier, _ name: String) async throws {
         let id = parent.child(name)
         let w = try writer(id)
@@ -53,10 +54,21 @@ extension Domain {
             if case .some(let s) = taken { state = s; break }
             await writeBack.waitIfUploading(id)
         }
-        let neverUploaded = state?.journal.isNew == true
-        log.debug("remove \(id) neverUploaded=\(neverUploaded)")
-        if !neverUploaded {
-            do { try await w.delete(item) }
+        let isNew = state?.journal.isNew == true, mayBeAtRemote = state?.mayBeAtRemote == true
+        log.debug("remove \(id) new=\(isNew) mayBeAtRemote=\(mayBeAtRemote)")
+        if !isNew || mayBeAtRemote {
+            do {
+                if isNew {
+                    // Never confirmed, yet an attempt may have stored it (its answer lost, a
+                    // crash before the commit): left there, it came back at the next listing.
+                    // Deleted only where the server holds our bytes; else it is another client's.
+                    if let ours = try await writeBack.remoteItemIfOurs(id, lostReplies: state?.lostReplies ?? []) {
+                        try await w.delete(ours)
+                    }
+                } else {
+                    try await w.delete(item)
+                }
+            }
             catch let e as ProviderError where e.kind == .notFound { /* already gone: that is what we wanted */ }
             catch {
                 if let state { lock.withLock { s in s.dirty.restore(id, state) } } // not deleted: the change stays pending

@@ -75,14 +75,22 @@ extension WriteBack {
     /// what an attempt whose answer was lost sent (`noteLostReply`): the server took that
     /// upload. Nil when it holds something else (another client's edit: a conflict). Throws a
     /// transient error: the server could not be asked.
-    func remoteItemFromLostReply(_ id: ItemIdentifier) async throws(ProviderError) -> (item: Item, generation: Int)? {
-        let replies = lock.withLock { s in s.dirty[id]?.lostReplies ?? [] }
+    func remoteItemFromLostReply(_ id: ItemIdentifier, replies given: [LostReply]? = nil) async throws(ProviderError) -> (item: Item, generation: Int)? {
+        let replies = given ?? lock.withLock { s in s.dirty[id]?.lostReplies ?? [] }
         guard !replies.isEmpty, let remote = try await remoteFile(id) else { return nil }
         guard replies.contains(where: { $0.length == remote.size }), let fetched = try await fetch(remote) else { return nil }
         defer { close(fetched) }
         guard let digest = Self.digest(fetched, length: remote.size),
               let reply = replies.last(where: { $0.length == remote.size && $0.digest == digest }) else { return nil }
         return (remote, reply.generation)
+    }
+
+    /// The remote file at `id` when it holds our bytes — the content here now, or what an
+    /// attempt whose answer was lost sent (`lostReplies`, of a state already out of the dirty
+    /// set) — else nil: absent, or another client's file.
+    func remoteItemIfOurs(_ id: ItemIdentifier, lostReplies: [LostReply]) async throws(ProviderError) -> Item? {
+        if let same = try await remoteItemWithSameContent(id) { return same }
+        return try await remoteItemFromLostReply(id, replies: lostReplies)?.item
     }
 
     /// The SHA-256 of the first `length` bytes of `fd`; nil when they cannot be read.
