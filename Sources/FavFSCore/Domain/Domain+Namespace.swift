@@ -62,9 +62,15 @@ extension Domain {
                     // Never confirmed, yet an attempt may have stored it (its answer lost, a
                     // crash before the commit): left there, it came back at the next listing.
                     // Deleted only where the server holds our bytes; else it is another client's.
-                    if let ours = try await writeBack.remoteItemIfOurs(id, lostReplies: state?.lostReplies ?? []) {
-                        try await w.delete(ours)
+                    // A server that does not answer the question (offline): removed here only,
+                    // as before any upload, so that unlink works offline; said in the log.
+                    let ours: Item?
+                    do { ours = try await writeBack.remoteItemIfOurs(id, lostReplies: state?.lostReplies ?? []) }
+                    catch {
+                        log.warning("\(id): removed here only; whether an upload of it that was never confirmed reached the server could not be checked (\(error)): if it did, it shows again at the next listing")
+                        ours = nil
                     }
+                    if let ours { try await w.delete(ours) }
                 } else {
                     try await w.delete(item)
                 }
