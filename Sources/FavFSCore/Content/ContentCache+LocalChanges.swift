@@ -71,9 +71,7 @@ extension ContentCache {
     /// reference model: a new empty file read the content of the file deleted before it.
     func dropStaleRecord(_ id: ItemIdentifier) {
         guard let r = try? store.contentRecord(id) else { return }
-        let inUse = lock.withLock { entries.values.contains { $0.file == r.file } }
-        if !inUse { unlink(path(r.file)) }
-        try? store.deleteContent(id)
+        deleteRecordAndFile(id, file: r.file, unlessInUse: true)
     }
 
     /// `setVersion`, only if the open entry still has version `old`.
@@ -119,13 +117,18 @@ extension ContentCache {
     /// private, acknowledged and never uploaded; they go on answering ESTALE, as before the
     /// delete (a 1000-step reference-model run, seed 8).
     func remove(_ id: ItemIdentifier, atTheRemote: Bool = false) {
-        let file = lock.withLock { () -> String? in
+        if let file = beginRemoving(id, atTheRemote: atTheRemote) { deleteGoingRecord(id, file: file) }
+    }
+
+    /// `remove`'s first step, under the lock: the open entries of `id` are forgotten and its
+    /// record marked going; returns the cache file the record names, for `deleteGoingRecord`.
+    func beginRemoving(_ id: ItemIdentifier, atTheRemote: Bool) -> String? {
+        lock.withLock { () -> String? in
             _ = detachLocked(id, superseded: !atTheRemote)
             guard let r = try? store.contentRecord(id) else { return nil }
             recordsGoing.insert(id)
             return r.file
         }
-        if let file { deleteGoingRecord(id, file: file) }
     }
 
     /// `remove` in two steps, for a caller holding a lock no SQLite call may run under
@@ -155,7 +158,6 @@ extension ContentCache {
     /// The second step of `remove` (after `detach`): the cache file `file` goes, with the record
     /// of `id` if it still names that file (not one a newer entry recorded meanwhile).
     func removeRecord(_ id: ItemIdentifier, file: String) {
-        unlink(path(file))
-        try? store.deleteContent(id, file: file)
+        deleteRecordAndFile(id, file: file)
     }
 }

@@ -1,0 +1,72 @@
+import Foundation
+import XCTest
+@testable import FavFSCore
+
+/// A removal of cached content looks at the record under the cache's lock and deletes it
+/// outside: a rename that moves the record in between must keep the file, now the new name's
+/// content. Seen with rsync into a Dropbox mount: a listing taken after the server's move said
+/// the temp name was gone while the rename was being recorded here; the target's record then
+/// named a deleted cache file, and reading it gave zeros of the right size.
+final class RemoveDuringRenameTests: XCTestCase {
+    func testARecordMovedByARenameWhileItsOldNameIsRemovedKeepsItsFile() async throws {
+        let f = try LocalFixture()
+        let data = randomData(26_466, seed: 21)
+        try f.write(".f21.bin.tmp", data)
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        _ = try await d.children(of: .rootContainer)
+        let temp = ItemIdentifier("/.f21.bin.tmp"), target = ItemIdentifier("/f21.bin")
+        let (h, _) = try d.openFile(temp)
+        let read = bytes(try await d.read(handle: h, offset: 0, size: data.count))
+        XCTAssertEqual(read, data)
+        d.closeFile(h)
+        var recorded: PlaceholderStore.ContentRecord?
+        for _ in 0..<500 {
+            recorded = try d.store.contentRecord(temp).flatMap { $0.ranges.count == Int64(data.count) ? $0 : nil }
+            if recorded != nil { break }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        XCTAssertNotNil(recorded, "the read content is recorded")
+
+        // "Gone at the remote" for the temp name: its record is looked at and marked going...
+        let file = try XCTUnwrap(d.content.beginRemoving(temp, atTheRemote: true))
+        // ...the rename is recorded meanwhile...
+        try d.content.move(temp, to: target) { try d.store.move(temp, to: target) }
+        // ...and the removal ends.
+        d.content.deleteGoingRecord(temp, file: file)
+
+        let moved = try XCTUnwrap(try d.store.contentRecord(target), "the rename's record stays")
+        XCTAssertEqual(moved.file, file)
+        XCTAssertEqual(try? Data(contentsOf: URL(fileURLWithPath: d.content.path(moved.file))), data,
+                       "the cache file the renamed record names holds its bytes")
+        XCTAssertNil(try d.store.contentRecord(temp))
+        _ = await d.stopBackgroundWork(within: 20)
+        _ = d.shutdown(keepContent: true)
+    }
+
+    /// The other order: the removal ends before the rename is recorded. The record and its
+    /// file go together, and the rename moves no record: the new name has no content cached
+    /// (it is downloaded when read), never a record without its file.
+    func testARemovalThatEndsBeforeTheRenameLeavesNoRecordWithoutAFile() async throws {
+        let f = try LocalFixture()
+        let data = randomData(10_000, seed: 3)
+        try f.write("a.tmp", data)
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        _ = try await d.children(of: .rootContainer)
+        let temp = ItemIdentifier("/a.tmp"), target = ItemIdentifier("/a")
+        let (h, _) = try d.openFile(temp)
+        _ = try await d.read(handle: h, offset: 0, size: data.count)
+        d.closeFile(h)
+        for _ in 0..<500 where (try d.store.contentRecord(temp))?.ranges.count != Int64(data.count) {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        let file = try XCTUnwrap(d.content.beginRemoving(temp, atTheRemote: true))
+        d.content.deleteGoingRecord(temp, file: file)
+        try d.content.move(temp, to: target) { try d.store.move(temp, to: target) }
+        XCTAssertNil(try d.store.contentRecord(target))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: d.content.path(file)), "the removed content's file went")
+        _ = await d.stopBackgroundWork(within: 20)
+        _ = d.shutdown(keepContent: true)
+    }
+}
