@@ -154,8 +154,22 @@ final class CoreHarness: @unchecked Sendable {
         // A stat is the refresh after a conflict or refusal (staleNameWhenRefreshFails):
         // generic stat faults are left out altogether.
         if case .fail(.stat, _, _, nil, _) = step, KnownIssues.staleNameWhenRefreshFails { return true }
-        guard KnownIssues.sameContentCheckGivesUpOnTransientFault else { return false }
         let armed = plan.armedFaults
+        // Not a core issue: the model does not predict which call takes a generic fault. An
+        // upload retried after its answer was lost compares the server's bytes with its own
+        // (reads); a generic read fault taken there fails that attempt in the core and not in
+        // the model, and near the attempt limit the two part (a 1000-step run, seed 100: the
+        // core kept a new file the model had uploaded, then another client moved it away).
+        // So the two kinds of fault are not armed together.
+        switch step {
+        case .fail(.upload, _, _, _, true):
+            if armed.contains(where: { $0.path == nil && [.read, .stat, .any].contains($0.kind) }) { return true }
+        case .fail(let kind, _, _, nil, _) where [.read, .stat, .any].contains(kind):
+            if armed.contains(where: \.afterApply) { return true }
+        default:
+            break
+        }
+        guard KnownIssues.sameContentCheckGivesUpOnTransientFault else { return false }
         switch step {
         case .fail(.read, _, _, nil, _) where !model.local.isEmpty:
             // A dirty file's upload may meet "exists"/"version changed" and compare.
