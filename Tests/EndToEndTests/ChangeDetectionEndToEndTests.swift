@@ -172,12 +172,3 @@ struct ChangeDetectionEndToEndTests {
             .appendingPathComponent("Fixtures/\(name)").path
     }
 }
-
-
-extension MountedFavFS {
-    /// The last lines of the mount's log, for failure messages.
-    func logTail(_ lines: Int = 30) -> String {
-        let log = (try? String(contentsOf: cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? ""
-        return log.split(separator: "\n").suffix(lines).joined(separator: "\n")
-    }
-}

@@ -30,6 +30,14 @@ struct ProgramsEndToEndTests {
         return r.output
     }
 
+    /// Runs a program in mount `m`; when it fails, the error says what the daemon logged last.
+    @discardableResult
+    static func run(in m: MountedFavFS, _ tool: String, _ args: [String], cwd: String? = nil, stdin: String? = nil) throws -> String {
+        do { return try run(tool, args, cwd: cwd, stdin: stdin) } catch {
+            throw ShellError("\(error)\n— the daemon's last log lines:\n\(m.logTail())")
+        }
+    }
+
     /// A mount of `t`'s server, started, with a new folder named `label-…` in it.
     static func mount(_ t: Target, withFolder label: String) throws -> (MountedFavFS, ConformanceRemote, String) {
         try t.server.start()
@@ -74,22 +82,22 @@ struct ProgramsEndToEndTests {
         let here = m.path + "/" + root
 
         // git: clone, a commit, fsck.
-        try Self.run("/usr/bin/git", ["clone", "-q", repo, here + "/clone"])
+        try Self.run(in: m, "/usr/bin/git", ["clone", "-q", repo, here + "/clone"])
         try Data("changed in the mount\n".utf8).write(to: URL(fileURLWithPath: here + "/clone/src/m0/f0.swift"))
-        try Self.run("/usr/bin/git", ["-C", here + "/clone", "commit", "-q", "-am", "edited in the mount"])
-        try Self.run("/usr/bin/git", ["-C", here + "/clone", "fsck", "--strict", "--no-progress"])
-        let status = try Self.run("/usr/bin/git", ["-C", here + "/clone", "status", "--porcelain"])
+        try Self.run(in: m, "/usr/bin/git", ["-C", here + "/clone", "commit", "-q", "-am", "edited in the mount"])
+        try Self.run(in: m, "/usr/bin/git", ["-C", here + "/clone", "fsck", "--strict", "--no-progress"])
+        let status = try Self.run(in: m, "/usr/bin/git", ["-C", here + "/clone", "status", "--porcelain"])
         #expect(status.isEmpty, "\(t.server.name): git status after the commit: \(status)")
 
         // tar x: the tree, times included.
-        try Self.run("/usr/bin/tar", ["-C", here, "-xf", scratch + "/tree.tar"])
+        try Self.run(in: m, "/usr/bin/tar", ["-C", here, "-xf", scratch + "/tree.tar"])
 
         // sqlite3: 20 transactions.
         var script = "CREATE TABLE t(a INTEGER, b TEXT);\n"
         for tx in 0..<20 {
             script += "BEGIN;\n" + (0..<50).map { "INSERT INTO t VALUES(\(tx * 50 + $0), 'row \(tx * 50 + $0)');\n" }.joined() + "COMMIT;\n"
         }
-        try Self.run("/usr/bin/sqlite3", [here + "/db.sqlite"], stdin: script)
+        try Self.run(in: m, "/usr/bin/sqlite3", [here + "/db.sqlite"], stdin: script)
         #expect(try m.unmount().succeeded, "\(t.server.name): unmount: \(m.logProblems())")
 
         // Another computer.
@@ -100,7 +108,7 @@ struct ProgramsEndToEndTests {
         let diff = try Shell.run("/usr/bin/diff", ["-r", t.server.traits.listsDotNames ? tree : tree + "/src",
                                                    there + (t.server.traits.listsDotNames ? "/tree" : "/tree/src")])
         #expect(diff.status == 0, "\(t.server.name): the extracted tree differs: \(diff.output.prefix(400))")
-        let check = try Self.run("/usr/bin/sqlite3", [there + "/db.sqlite", "PRAGMA integrity_check; SELECT count(*) FROM t;"])
+        let check = try Self.run(in: other, "/usr/bin/sqlite3", [there + "/db.sqlite", "PRAGMA integrity_check; SELECT count(*) FROM t;"])
         #expect(check == "ok\n1000\n", "\(t.server.name): sqlite3: \(check)")
         // Where listings leave .git out (nginx), git still finds it: it asks for it by name.
         do {
@@ -137,7 +145,7 @@ struct ProgramsEndToEndTests {
             }
             script += "COMMIT;\n"
         }
-        try Self.run("/usr/bin/sqlite3", ["-cmd", "PRAGMA cache_size=2", here + "/db.sqlite"], stdin: script)
+        try Self.run(in: m, "/usr/bin/sqlite3", ["-cmd", "PRAGMA cache_size=2", here + "/db.sqlite"], stdin: script)
         #expect(try m.unmount().succeeded, "\(t.server.name): unmount: \(m.logProblems())")
 
         let other = try MountedFavFS(remote: remote.urlWithOptions)
@@ -146,7 +154,7 @@ struct ProgramsEndToEndTests {
         let there = other.path + "/" + root
         let names = try FileManager.default.contentsOfDirectory(atPath: there).sorted()
         #expect(names == ["db.sqlite"], "\(t.server.name): the server holds \(names)")
-        let check = try Self.run("/usr/bin/sqlite3", ["-readonly", there + "/db.sqlite", "PRAGMA integrity_check; SELECT count(*) FROM t;"])
+        let check = try Self.run(in: other, "/usr/bin/sqlite3", ["-readonly", there + "/db.sqlite", "PRAGMA integrity_check; SELECT count(*) FROM t;"])
         #expect(check == "ok\n800\n", "\(t.server.name): sqlite3: \(check)")
         #expect(try other.unmount().succeeded)
     }

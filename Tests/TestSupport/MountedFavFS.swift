@@ -233,6 +233,13 @@ public final class MountedFavFS: @unchecked Sendable {
 
     /// The daemon log's warnings and errors (the last `lines` of them), for a failure message:
     /// a flaky failure in CI then shows its cause without a rerun.
+    /// The last `lines` lines of the daemon log, whatever their level (a refused open is
+    /// logged at info): for the message of a program that failed in the mount.
+    public func logTail(_ lines: Int = 30) -> String {
+        guard let text = try? String(contentsOf: cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8) else { return "(no daemon log)" }
+        return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
+
     public func logProblems(lines: Int = 20) -> String {
         guard let text = try? String(contentsOf: cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8) else { return "(no daemon log)" }
         let problems = text.split(separator: "\n").filter { $0.contains(" warning ") || $0.contains(" error ") || $0.contains(" critical ") }
