@@ -151,6 +151,23 @@ extension ContentCache {
         unlink(path(file))
     }
 
+    /// Drops content cached for another version than `version` (the remote has a new one)
+    /// unless something uses it (a handle or a download) or it was changed here (a journal
+    /// row: the only copy, whatever version it is recorded under), both checked under the lock
+    /// a write's open and a rename's record move take. It would never be served again and
+    /// only takes disk.
+    func dropOutdated(_ id: ItemIdentifier, version: String) {
+        let file = lock.withLock { () -> String? in
+            if let e = entries[id], e.withLock({ e.users > 0 }) { return nil }
+            guard let r = try? store.contentRecord(id), r.version != version else { return nil }
+            guard (try? store.hasJournal(id)) == false else { return nil }
+            entries[id] = nil
+            recordsGoing.insert(id)
+            return r.file
+        }
+        if let file { deleteGoingRecord(id, file: file) }
+    }
+
     /// Items whose cached content is the only copy (dirty): never evicted. Nil when the journal
     /// cannot be read: then nothing may be evicted, since anything could be dirty.
     private func dirtyItems() -> Set<ItemIdentifier>? {

@@ -115,15 +115,25 @@ extension ContentCache {
     /// `atTheRemote`: another client deleted it. Handles on a version the file had before its
     /// last open here (superseded) are then not made a deleted file's: their writes would stay
     /// private, acknowledged and never uploaded; they go on answering ESTALE, as before the
-    /// delete (a 1000-step reference-model run, seed 8).
+    /// delete (a 1000-step reference-model run, seed 8). And content open here or changed here
+    /// (a journal row) stays: see `beginRemoving`.
     func remove(_ id: ItemIdentifier, atTheRemote: Bool = false) {
         if let file = beginRemoving(id, atTheRemote: atTheRemote) { deleteGoingRecord(id, file: file) }
     }
 
     /// `remove`'s first step, under the lock: the open entries of `id` are forgotten and its
     /// record marked going; returns the cache file the record names, for `deleteGoingRecord`.
+    /// `atTheRemote`: nothing happens (nil) when `id` is open or has a journal row, both checked
+    /// here, under the lock an open and a rename's record move take: the caller's own look
+    /// (a listing's) came earlier, and a file written and closed, or a changed file renamed
+    /// onto the name, since then holds the only copy of what was written. Unreadable journal:
+    /// nothing is removed.
     func beginRemoving(_ id: ItemIdentifier, atTheRemote: Bool) -> String? {
         lock.withLock { () -> String? in
+            if atTheRemote {
+                if let e = entries[id], e.withLock({ e.openHandles > 0 && !e.stale }) { return nil }
+                guard (try? store.hasJournal(id)) == false else { return nil }
+            }
             _ = detachLocked(id, superseded: !atTheRemote)
             guard let r = try? store.contentRecord(id) else { return nil }
             recordsGoing.insert(id)

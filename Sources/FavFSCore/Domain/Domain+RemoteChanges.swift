@@ -45,18 +45,3 @@ extension Domain {
         remoteChanges.publish(changes)
     }
 }
-
-extension ContentCache {
-    /// Drops content cached for another version than `version` unless something uses it (a
-    /// handle or a download): it would never be served again and only takes disk.
-    func dropOutdated(_ id: ItemIdentifier, version: String) {
-        let file = lock.withLock { () -> String? in
-            if let e = entries[id], e.withLock({ e.users > 0 }) { return nil }
-            guard let r = try? store.contentRecord(id), r.version != version else { return nil }
-            entries[id] = nil
-            recordsGoing.insert(id)
-            return r.file
-        }
-        if let file { deleteGoingRecord(id, file: file) }
-    }
-}

@@ -2,12 +2,15 @@ import Foundation
 import XCTest
 @testable import FavFSCore
 
+/// A listing's changes are applied to the content cache after the listing was merged: a file
+/// written or renamed here in between must keep its content.
+///
 /// A removal of cached content looks at the record under the cache's lock and deletes it
 /// outside: a rename that moves the record in between must keep the file, now the new name's
 /// content. Seen with rsync into a Dropbox mount: a listing taken after the server's move said
 /// the temp name was gone while the rename was being recorded here; the target's record then
 /// named a deleted cache file, and reading it gave zeros of the right size.
-final class RemoveDuringRenameTests: XCTestCase {
+final class RemovalRaceTests: XCTestCase {
     func testARecordMovedByARenameWhileItsOldNameIsRemovedKeepsItsFile() async throws {
         let f = try LocalFixture()
         let data = randomData(26_466, seed: 21)
@@ -66,6 +69,39 @@ final class RemoveDuringRenameTests: XCTestCase {
         try d.content.move(temp, to: target) { try d.store.move(temp, to: target) }
         XCTAssertNil(try d.store.contentRecord(target))
         XCTAssertFalse(FileManager.default.fileExists(atPath: d.content.path(file)), "the removed content's file went")
+        _ = await d.stopBackgroundWork(within: 20)
+        _ = d.shutdown(keepContent: true)
+    }
+
+    /// The listing found the name gone (or at a new version) while the file was clean; it was
+    /// written and closed here before the change was applied. Its cache file is the only copy
+    /// of what was written: neither "gone at the remote" nor "outdated" may drop it.
+    func testContentWrittenAfterTheListingLookedIsNotDroppedByItsChanges() async throws {
+        let f = try LocalFixture()
+        try f.write("a.txt", Data("remote".utf8))
+        try f.write("b.txt", Data("remote".utf8))
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        _ = try await d.children(of: .rootContainer)
+        f.provider.uploadDelay = 2_000_000_000
+        for name in ["a.txt", "b.txt"] {
+            let (h, _) = try await d.openFile(ItemIdentifier("/" + name), write: true, truncate: true)
+            _ = try Data("written here: \(name)".utf8).withUnsafeBytes { try d.write(handle: h, offset: 0, $0) }
+            d.closeFile(h)
+        }
+        // What the listing's changes do, after its look at what was dirty.
+        d.content.remove(ItemIdentifier("/a.txt"), atTheRemote: true)
+        d.content.dropOutdated(ItemIdentifier("/b.txt"), version: "another version")
+        for name in ["a.txt", "b.txt"] {
+            let id = ItemIdentifier("/" + name)
+            let (h, _) = try d.openFile(id)
+            let read = bytes(try await d.read(handle: h, offset: 0, size: 100))
+            d.closeFile(h)
+            XCTAssertEqual(read, Data("written here: \(name)".utf8), "\(name): what was written is read back")
+            try await d.waitForUpload(id)
+            XCTAssertEqual(try Data(contentsOf: f.served.appendingPathComponent(name)), Data("written here: \(name)".utf8),
+                           "\(name): what was written reaches the remote")
+        }
         _ = await d.stopBackgroundWork(within: 20)
         _ = d.shutdown(keepContent: true)
     }
