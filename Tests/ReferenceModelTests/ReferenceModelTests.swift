@@ -396,6 +396,12 @@ final class ReferenceModelTests: XCTestCase {
             // Seed 92 of a 1000-step run: a new file's upload the server stored, its answer lost,
             // later attempts failing; removed here as "never uploaded", it came back at the next
             // listing. Without the lost answer (a crash after the server stored it) the same.
+            // Seed 45 of a 1000-step run: a new file the server refused, renamed here; another
+            // client had made a file of its old name meanwhile, which the refused one hid. The
+            // old name showed nothing until the next listing.
+            ("fixed: a refused new file renamed away shows the remote's file at its old name", [
+                .create("/b", slot: 1), .remoteWrite("/b", length: 2857, fill: 132),
+                .closeRefused(slot: 1, error: .denied), .rename("/b", "/é", noReplace: false), .read("/b")]),
             ("fixed: a new file whose upload was stored but never confirmed is deleted at the remote", [
                 .fail(.upload, count: 1, error: .timedOut, path: "/a.txt", afterApply: true),
                 .fail(.upload, count: 12, error: .serverError, path: "/a.txt"),

@@ -136,7 +136,7 @@ extension Domain {
         // What the remote moves must be what the user wrote; an upload still running for a
         // replaced destination must not land after the move.
         log.debug("rename \(source) -> \(destination) replacing=\(existing != nil)")
-        if existing == nil, item.kind == .file, try renameRefusedNewFile(item, to: destination) { return (source, destination) }
+        if existing == nil, item.kind == .file, try await renameRefusedNewFile(item, to: destination) { return (source, destination) }
         try await writeBack.flushUploads(under: source, host: self)
         if let existing {
             try? await writeBack.flushUploads(under: destination, host: self)
@@ -202,7 +202,7 @@ extension Domain {
     /// A new file the server refused (a name it will not take, too large) was never on the
     /// server: renaming it is local, and the new name is worth another upload. False when
     /// `item` is not such a file.
-    private func renameRefusedNewFile(_ item: Item, to destination: ItemIdentifier) throws -> Bool {
+    private func renameRefusedNewFile(_ item: Item, to destination: ItemIdentifier) async throws -> Bool {
         let source = item.identifier
         guard let state = lock.withLock({ s in s.dirty[source] }), state.journal.isNew, state.journal.refused != nil else { return false }
         do {
@@ -222,6 +222,21 @@ extension Domain {
         if let parent = destination.parent, parent != source.parent { folderChanged(parent) }
         log.info("\(source), refused by the server, renamed here to \(destination): uploading it under the new name")
         writeBack.scheduleUpload(destination, host: self)
+        await showWhatTheRemoteHas(at: source)
         return true
+    }
+
+    /// A name a file only here (never on the server) left: what the remote has there shows
+    /// again. The local file hid it (a listing's merge keeps the local one), so without a
+    /// look the name stayed empty until the next listing — another client's file made there
+    /// meanwhile was missing (a 1000-step reference-model run, seed 45). Unanswered: the
+    /// next listing tells.
+    private func showWhatTheRemoteHas(at id: ItemIdentifier) async {
+        guard let parent = id.parent, let remote = try? await provider.item(for: id) else { return }
+        // Not over a name made here since (a create, another rename).
+        let free = lock.withLock { s in s.dirty[id] == nil && loadedState(&s, parent)?[id.name] == nil }
+        guard free else { return }
+        setPlaceholder(remote)
+        folderChanged(parent)
     }
 }
