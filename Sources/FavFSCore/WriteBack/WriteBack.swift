@@ -123,7 +123,8 @@ final class WriteBack: Sendable {
 
     /// Uploads everything dirty at or below `id` and waits for it (before a rename).
     func flushUploads(under id: ItemIdentifier, host: any WriteBackHost) async throws {
-        let ids = lock.withLock { s in s.dirty.ids(atOrUnder: id) }
+        // In path order: of several that fail, the same one is named each time.
+        let ids = lock.withLock { s in s.dirty.ids(atOrUnder: id) }.sorted { $0.rawValue < $1.rawValue }
         for d in ids { scheduleUpload(d, host: host) }
         for d in ids { try await waitForUpload(d, untilClean: true) }
     }
