@@ -132,23 +132,13 @@ extension ContentCache {
 
     /// Deletes a record and its cache file marked in `recordsGoing` under the lock, outside it
     /// (no store write under the lock an open takes). Only the record naming `file` goes: one a
-    /// `retain` made meanwhile names a new file.
+    /// `retain` made meanwhile names a new file. The file goes first: on a full cache disk the
+    /// record's delete may fail, and the unlink is what frees the space. A rename's `move`
+    /// meanwhile does not carry the record to the new name (see `move`).
     func deleteGoingRecord(_ id: ItemIdentifier, file: String) {
-        deleteRecordAndFile(id, file: file)
-        lock.withLock { _ = recordsGoing.remove(id) }
-    }
-
-    /// Deletes the record of `id` if it still names `file`, then `file` unless a record names
-    /// it after all: between the caller's look at the record and here, a rename may have moved
-    /// it to the new name (the file is then that name's content: an rsync temp file renamed
-    /// over its target while a listing said the temp name had gone read as zeros). Record
-    /// first, file second: a crash between leaves a file no record names (kept in
-    /// lost+found at the next mount), never a record naming no file (read as zeros).
-    /// `unlessInUse`: the file also stays while an open entry uses it.
-    func deleteRecordAndFile(_ id: ItemIdentifier, file: String, unlessInUse: Bool = false) {
-        guard let named = try? store.deleteContent(id, file: file), !named else { return }
-        if unlessInUse, lock.withLock({ entries.values.contains { $0.file == file } }) { return }
         unlink(path(file))
+        try? store.deleteContent(id, file: file)
+        lock.withLock { _ = recordsGoing.remove(id) }
     }
 
     /// Drops content cached for another version than `version` (the remote has a new one)

@@ -71,7 +71,9 @@ extension ContentCache {
     /// reference model: a new empty file read the content of the file deleted before it.
     func dropStaleRecord(_ id: ItemIdentifier) {
         guard let r = try? store.contentRecord(id) else { return }
-        deleteRecordAndFile(id, file: r.file, unlessInUse: true)
+        let inUse = lock.withLock { entries.values.contains { $0.file == r.file } }
+        if !inUse { unlink(path(r.file)) }
+        try? store.deleteContent(id)
     }
 
     /// `setVersion`, only if the open entry still has version `old`.
@@ -95,7 +97,19 @@ extension ContentCache {
         // Under the lock: an open of a name at or below either path must not find the store
         // moved and the entries not (it would open a second entry on one cache file). The one
         // store write under this lock; a rename is not on every open's path, as `retain` is.
-        try StoreWitness.allowing("a rename moves the open entries and their rows in one step") { try record() }
+        // Records being deleted (`recordsGoing`: decided under this lock, their files unlinked
+        // outside it) must not live on under the new name, naming a deleted file: read as
+        // zeros of the right size (rsync's temp file renamed over its target while a listing
+        // said the temp name was gone, on a Dropbox mount). Their rows go with the move; the
+        // new name's content is downloaded when read.
+        let going = recordsGoing.filter { $0 == from || $0.rawValue.hasPrefix(prefix) }
+            .compactMap { id in (try? store.contentRecord(id)).flatMap { $0 }.map { (id, $0.file) } }
+        try StoreWitness.allowing("a rename moves the open entries and their rows in one step") {
+            try record()
+            for (id, file) in going {
+                try? store.deleteContent(ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count)), file: file)
+            }
+        }
         for (id, e) in moving {
             let newId = ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count))
             entries[id] = nil
@@ -168,6 +182,7 @@ extension ContentCache {
     /// The second step of `remove` (after `detach`): the cache file `file` goes, with the record
     /// of `id` if it still names that file (not one a newer entry recorded meanwhile).
     func removeRecord(_ id: ItemIdentifier, file: String) {
-        deleteRecordAndFile(id, file: file)
+        unlink(path(file))
+        try? store.deleteContent(id, file: file)
     }
 }

@@ -318,15 +318,9 @@ public final class PlaceholderStore: Sendable {
         try write { db in try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [id.rawValue]) }
     }
 
-    /// Deletes the content record of `id` only if it names the cache file `file`. Returns
-    /// whether any record names `file` afterwards: a rename may have moved the record to
-    /// another name meanwhile, and then the file is that name's content.
-    @discardableResult
-    public func deleteContent(_ id: ItemIdentifier, file: String) throws -> Bool {
-        try write { db in
-            try db.execute(sql: "DELETE FROM content WHERE id = ? AND file = ?", arguments: [id.rawValue, file])
-            return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM content WHERE file = ?)", arguments: [file]) ?? false
-        }
+    /// Deletes the content record of `id` only if it names the cache file `file`.
+    public func deleteContent(_ id: ItemIdentifier, file: String) throws {
+        try write { db in try db.execute(sql: "DELETE FROM content WHERE id = ? AND file = ?", arguments: [id.rawValue, file]) }
     }
 
     /// The content records of `id` and of everything below it.
