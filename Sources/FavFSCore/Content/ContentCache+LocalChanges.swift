@@ -102,8 +102,10 @@ extension ContentCache {
         // zeros of the right size (rsync's temp file renamed over its target while a listing
         // said the temp name was gone, on a Dropbox mount). Their rows go with the move; the
         // new name's content is downloaded when read.
-        let going = recordsGoing.filter { $0 == from || $0.rawValue.hasPrefix(prefix) }
-            .compactMap { id in (try? store.contentRecord(id)).flatMap { $0 }.map { (id, $0.file) } }
+        let going = recordsGoing.filter { $0 == from || $0.rawValue.hasPrefix(prefix) }.compactMap { id -> (ItemIdentifier, String)? in
+            guard let r = try? store.contentRecord(id) else { return nil }
+            return (id, r.file)
+        }
         try StoreWitness.allowing("a rename moves the open entries and their rows in one step") {
             try record()
             for (id, file) in going {
