@@ -65,6 +65,31 @@ final class PlaceholderStoreTests: XCTestCase {
         s.close()
     }
 
+    /// What attempts whose answer was lost sent stays with the journal row across a reopen
+    /// (a crash) and a later save of the row, and goes with the row.
+    func testLostRepliesStayWithTheJournalRow() throws {
+        let dir = NSTemporaryDirectory() + "favfs-store-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var s = try PlaceholderStore(path: dir + "/p.sqlite")
+        let id = ItemIdentifier("/a.txt")
+        var row = PlaceholderStore.JournalEntry(id: id, baseVersion: nil, isNew: true, since: 1)
+        try s.saveJournal(row)
+        let sent = [PlaceholderStore.SentContent(length: 198, digest: (0..<32).map { UInt8($0 * 7 % 256) }),
+                    PlaceholderStore.SentContent(length: 0, digest: [UInt8](repeating: 255, count: 32))]
+        try s.saveLostReplies(id, sent)
+        row.attempts = 3
+        try s.saveJournal(row)   // an attempt recorded after
+        s.close()
+        s = try PlaceholderStore(path: dir + "/p.sqlite")
+        XCTAssertEqual(try s.journalEntries().first?.lostReplies, sent)
+        XCTAssertEqual(try s.journalEntries().first?.attempts, 3)
+        try s.deleteJournal(id)
+        try s.saveJournal(PlaceholderStore.JournalEntry(id: id, baseVersion: "v", isNew: false, since: 2))
+        XCTAssertEqual(try s.journalEntries().first?.lostReplies, [], "a new row starts without")
+        s.close()
+    }
+
     /// A listing that saw the server's move before the rename here was recorded (a push
     /// change feed echoing our own rename: Dropbox) leaves the kept time of the name it no
     /// longer sees, so the rename still takes it to the new name; what stays without a

@@ -396,6 +396,15 @@ final class ReferenceModelTests: XCTestCase {
             // Seed 92 of a 1000-step run: a new file's upload the server stored, its answer lost,
             // later attempts failing; removed here as "never uploaded", it came back at the next
             // listing. Without the lost answer (a crash after the server stored it) the same.
+            // Seed 124 of a 1000-step run: a new file's upload the server stored, its answer lost;
+            // more written; a crash. What the lost attempt sent was known in memory only, so
+            // after the restart the server's copy looked like another client's file: the edit
+            // went to a conflict copy and the name showed the older bytes.
+            ("fixed: an upload whose answer was lost, then a change and a crash, is no conflict", [
+                .create("/a.txt", slot: 0), .write(slot: 0, offset: 0, length: 198, fill: 161),
+                .fail(.upload, count: 1, error: .timedOut, path: "/a.txt", afterApply: true),
+                .fail(.upload, count: 12, error: .serverError, path: "/a.txt"), .fsync(slot: 0),
+                .write(slot: 0, offset: 1915, length: 2774, fill: 1), .crash, .read("/a.txt")]),
             // Seed 45 of a 1000-step run: a new file the server refused, renamed here; another
             // client had made a file of its old name meanwhile, which the refused one hid. The
             // old name showed nothing until the next listing.

@@ -144,6 +144,8 @@ struct DirtySet {
         items[journal.id] = spell(journal)
         items[journal.id]!.failure = failure
         items[journal.id]!.mayBeAtRemote = journal.isNew  // an earlier mount may have sent it
+        // Sent by an earlier mount, whose answers were lost: older than anything of this one.
+        items[journal.id]!.lostReplies = journal.lostReplies.map { LostReply(generation: -1, length: $0.length, digest: $0.digest) }
     }
 
     /// A time set while dirty: applied once the upload is confirmed. False when `id` is clean.

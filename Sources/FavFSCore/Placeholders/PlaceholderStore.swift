@@ -146,6 +146,11 @@ public final class PlaceholderStore: Sendable {
                 );
                 """)
         }
+        m.registerMigration("v7-lost-replies") { db in
+            // What upload attempts whose answer was lost sent (`JournalEntry.lostReplies`), so
+            // that after a crash the server's copy of such an attempt is still known as ours.
+            try db.execute(sql: "ALTER TABLE journal ADD COLUMN lostReplies TEXT")
+        }
         return m
     }
 
@@ -362,6 +367,9 @@ public final class PlaceholderStore: Sendable {
         /// The server refused this content for good (`ProviderError.Kind` raw value): kept here,
         /// not uploaded again until it changes.
         public var refused: String?
+        /// What attempts whose answer was lost sent (read here; written by `saveLostReplies`,
+        /// never by `saveJournal`).
+        public var lostReplies: [SentContent] = []
         public init(id: ItemIdentifier, baseVersion: String?, isNew: Bool, since: Double, attempts: Int = 0,
                     lastError: String? = nil, refused: String? = nil) {
             self.id = id; self.baseVersion = baseVersion; self.isNew = isNew; self.since = since
@@ -369,9 +377,47 @@ public final class PlaceholderStore: Sendable {
         }
     }
 
+    /// Content an upload sent: its length and SHA-256.
+    public struct SentContent: Sendable, Equatable {
+        public let length: Int64
+        public let digest: [UInt8]
+        public init(length: Int64, digest: [UInt8]) { self.length = length; self.digest = digest }
+
+        /// "length:hex", a list joined by ",".
+        static func text(_ list: [SentContent]) -> String {
+            list.map { "\($0.length):" + $0.digest.map { String(format: "%02x", $0) }.joined() }.joined(separator: ",")
+        }
+
+        static func list(_ text: String?) -> [SentContent] {
+            (text ?? "").split(separator: ",").compactMap { part in
+                let fields = part.split(separator: ":")
+                guard fields.count == 2, let length = Int64(fields[0]), fields[1].count == 64 else { return nil }
+                var digest: [UInt8] = []
+                var i = fields[1].startIndex
+                while i < fields[1].endIndex {
+                    let j = fields[1].index(i, offsetBy: 2)
+                    guard let byte = UInt8(fields[1][i..<j], radix: 16) else { return nil }
+                    digest.append(byte)
+                    i = j
+                }
+                return SentContent(length: length, digest: digest)
+            }
+        }
+    }
+
     private static func journal(from row: Row) -> JournalEntry {
-        JournalEntry(id: ItemIdentifier(row["id"]), baseVersion: row["baseVersion"], isNew: (row["isNew"] as Int) != 0,
-                     since: row["since"], attempts: row["attempts"], lastError: row["lastError"], refused: row["refused"])
+        var j = JournalEntry(id: ItemIdentifier(row["id"]), baseVersion: row["baseVersion"], isNew: (row["isNew"] as Int) != 0,
+                             since: row["since"], attempts: row["attempts"], lastError: row["lastError"], refused: row["refused"])
+        j.lostReplies = SentContent.list(row["lostReplies"])
+        return j
+    }
+
+    /// Records what attempts of `id` whose answer was lost sent (its journal row's; none if
+    /// it has no row).
+    public func saveLostReplies(_ id: ItemIdentifier, _ replies: [SentContent]) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE journal SET lostReplies = ? WHERE id = ?", arguments: [SentContent.text(replies), id.rawValue])
+        }
     }
 
     /// Makes every transaction committed so far survive a power cut, not only the process dying
@@ -439,7 +485,7 @@ public final class PlaceholderStore: Sendable {
             if stillDirty {
                 try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [to])
                 try db.execute(sql: """
-                    UPDATE journal SET id = ?, baseVersion = ?, isNew = 0, attempts = 0, lastError = NULL, refused = NULL
+                    UPDATE journal SET id = ?, baseVersion = ?, isNew = 0, attempts = 0, lastError = NULL, refused = NULL, lostReplies = NULL
                     WHERE id = ? AND since = ?
                     """, arguments: [to, copy.version, id.rawValue, journalSince])
             } else {

@@ -65,7 +65,13 @@ extension WriteBack {
         defer { close(fd) }
         guard length <= Self.lostReplyCheckLimit, let digest = Self.digest(fd, length: length) else { return }
         let reply = LostReply(generation: generation, length: length, digest: digest)
-        lock.withLock { s in if !s.dirty.changed(id, since: generation) { s.dirty.replyLost(id, reply) } }
+        let replies = lock.withLock { s -> [LostReply]? in
+            guard !s.dirty.changed(id, since: generation) else { return nil }
+            s.dirty.replyLost(id, reply)
+            return s.dirty[id]?.lostReplies
+        }
+        // Kept with the journal row: after a crash the server's copy is still known as ours.
+        if let replies { try? store.saveLostReplies(id, replies.map { .init(length: $0.length, digest: $0.digest) }) }
     }
 
     /// Content larger than this is not hashed after a lost answer (nor fetched to compare).
