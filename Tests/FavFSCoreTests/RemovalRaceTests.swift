@@ -11,25 +11,32 @@ import XCTest
 /// server's move said the temp name was gone while the rename was being recorded here; the
 /// target's record then named a deleted cache file, and reading it gave zeros of the right size.
 final class RemovalRaceTests: XCTestCase {
-    func testARenameWhileItsOldNameIsRemovedLeavesNoRecordWithoutAFile() async throws {
+    /// A domain over a served folder holding `name` with `data`, read whole through it: its
+    /// content is cached and recorded.
+    private func domainWithCached(_ name: String, _ data: Data) async throws -> (LocalFixture, Domain) {
         let f = try LocalFixture()
-        let data = randomData(26_466, seed: 21)
-        try f.write(".f21.bin.tmp", data)
+        try f.write(name, data)
         let d = try f.makeDomain()
         _ = try await d.connect()
         _ = try await d.children(of: .rootContainer)
-        let temp = ItemIdentifier("/.f21.bin.tmp"), target = ItemIdentifier("/f21.bin")
-        let (h, _) = try d.openFile(temp)
+        let id = ItemIdentifier("/" + name)
+        let (h, _) = try d.openFile(id)
         let read = bytes(try await d.read(handle: h, offset: 0, size: data.count))
         XCTAssertEqual(read, data)
         d.closeFile(h)
-        var recorded: PlaceholderStore.ContentRecord?
-        for _ in 0..<500 {
-            recorded = try d.store.contentRecord(temp).flatMap { $0.ranges.count == Int64(data.count) ? $0 : nil }
-            if recorded != nil { break }
+        // The record follows the read: its ranges are saved after the reply.
+        for _ in 0..<500 where (try d.store.contentRecord(id))?.ranges.count != Int64(data.count) {
             try await Task.sleep(nanoseconds: 10_000_000)
         }
-        XCTAssertNotNil(recorded, "the read content is recorded")
+        XCTAssertEqual(try d.store.contentRecord(id)?.ranges.count, Int64(data.count), "the read content is recorded")
+        return (f, d)
+    }
+
+    func testARenameWhileItsOldNameIsRemovedLeavesNoRecordWithoutAFile() async throws {
+        let data = randomData(26_466, seed: 21)
+        let (f, d) = try await domainWithCached(".f21.bin.tmp", data)
+        defer { _ = f }
+        let temp = ItemIdentifier("/.f21.bin.tmp"), target = ItemIdentifier("/f21.bin")
 
         // "Gone at the remote" for the temp name: its record is looked at and marked going...
         let file = try XCTUnwrap(d.content.beginRemoving(temp, atTheRemote: true))
@@ -52,19 +59,9 @@ final class RemovalRaceTests: XCTestCase {
     /// file go together, and the rename moves no record: the new name has no content cached
     /// (it is downloaded when read), never a record without its file.
     func testARemovalThatEndsBeforeTheRenameLeavesNoRecordWithoutAFile() async throws {
-        let f = try LocalFixture()
-        let data = randomData(10_000, seed: 3)
-        try f.write("a.tmp", data)
-        let d = try f.makeDomain()
-        _ = try await d.connect()
-        _ = try await d.children(of: .rootContainer)
+        let (f, d) = try await domainWithCached("a.tmp", randomData(10_000, seed: 3))
+        defer { _ = f }
         let temp = ItemIdentifier("/a.tmp"), target = ItemIdentifier("/a")
-        let (h, _) = try d.openFile(temp)
-        _ = try await d.read(handle: h, offset: 0, size: data.count)
-        d.closeFile(h)
-        for _ in 0..<500 where (try d.store.contentRecord(temp))?.ranges.count != Int64(data.count) {
-            try await Task.sleep(nanoseconds: 10_000_000)
-        }
         let file = try XCTUnwrap(d.content.beginRemoving(temp, atTheRemote: true))
         d.content.deleteGoingRecord(temp, file: file)
         try d.content.move(temp, to: target) { try d.store.move(temp, to: target) }

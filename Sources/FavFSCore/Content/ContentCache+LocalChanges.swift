@@ -106,23 +106,20 @@ extension ContentCache {
             guard let r = try? store.contentRecord(id) else { return nil }
             return (id, r.file)
         }
+        func renamed(_ id: ItemIdentifier) -> ItemIdentifier { ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count)) }
         try StoreWitness.allowing("a rename moves the open entries and their rows in one step") {
             try record()
-            for (id, file) in going {
-                try? store.deleteContent(ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count)), file: file)
-            }
+            for (id, file) in going { try? store.deleteContent(renamed(id), file: file) }
         }
         for (id, e) in moving {
-            let newId = ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count))
+            let newId = renamed(id)
             entries[id] = nil
             e.withLock { e.id = newId; if let version { e.version = version } }
             entries[newId] = e
         }
         for e in superseded {
             e.withLock {
-                if e.id == from || e.id.rawValue.hasPrefix(prefix) {
-                    e.id = ItemIdentifier(to.rawValue + e.id.rawValue.dropFirst(from.rawValue.count))
-                }
+                if e.id == from || e.id.rawValue.hasPrefix(prefix) { e.id = renamed(e.id) }
             }
         }
     }
@@ -147,7 +144,7 @@ extension ContentCache {
     func beginRemoving(_ id: ItemIdentifier, atTheRemote: Bool) -> String? {
         lock.withLock { () -> String? in
             if atTheRemote {
-                if let e = entries[id], e.withLock({ e.openHandles > 0 && !e.stale }) { return nil }
+                if openEntryLocked(id) != nil { return nil }
                 guard (try? store.hasJournal(id)) == false else { return nil }
             }
             _ = detachLocked(id, superseded: !atTheRemote)

@@ -198,7 +198,11 @@ public final class ContentCache: @unchecked Sendable {
 
     /// The entry of `id` while a handle has it open.
     func openEntry(_ id: ItemIdentifier) -> ContentEntry? {
-        lock.lock(); defer { lock.unlock() }
+        lock.withLock { openEntryLocked(id) }
+    }
+
+    /// `openEntry` with the lock held.
+    func openEntryLocked(_ id: ItemIdentifier) -> ContentEntry? {
         guard let e = entries[id], e.withLock({ e.openHandles > 0 && !e.stale }) else { return nil }
         return e
     }

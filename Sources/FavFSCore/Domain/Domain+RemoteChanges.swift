@@ -30,7 +30,7 @@ extension Domain {
         for change in changes where !dirtyNow.contains(change.identifier) && journaled != nil {
             switch change {
             case .removed(let id, _):
-                if content.openEntry(id) == nil { content.remove(id, atTheRemote: true) }
+                content.remove(id, atTheRemote: true)   // not if open or changed here meanwhile
                 dropPins(id)   // gone at the remote: a new item of that name is not pinned
             case .modified(let id):
                 if let item = state[id.name], item.kind == .file {

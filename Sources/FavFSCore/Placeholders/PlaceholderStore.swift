@@ -378,30 +378,18 @@ public final class PlaceholderStore: Sendable {
     }
 
     /// Content an upload sent: its length and SHA-256.
-    public struct SentContent: Sendable, Equatable {
+    public struct SentContent: Sendable, Equatable, Codable {
         public let length: Int64
         public let digest: [UInt8]
         public init(length: Int64, digest: [UInt8]) { self.length = length; self.digest = digest }
 
-        /// "length:hex", a list joined by ",".
-        static func text(_ list: [SentContent]) -> String {
-            list.map { "\($0.length):" + $0.digest.map { String(format: "%02x", $0) }.joined() }.joined(separator: ",")
+        /// The column's text: a JSON array (nil: none).
+        static func text(_ list: [SentContent]) -> String? {
+            (try? JSONEncoder().encode(list)).flatMap { String(data: $0, encoding: .utf8) }
         }
 
         static func list(_ text: String?) -> [SentContent] {
-            (text ?? "").split(separator: ",").compactMap { part in
-                let fields = part.split(separator: ":")
-                guard fields.count == 2, let length = Int64(fields[0]), fields[1].count == 64 else { return nil }
-                var digest: [UInt8] = []
-                var i = fields[1].startIndex
-                while i < fields[1].endIndex {
-                    let j = fields[1].index(i, offsetBy: 2)
-                    guard let byte = UInt8(fields[1][i..<j], radix: 16) else { return nil }
-                    digest.append(byte)
-                    i = j
-                }
-                return SentContent(length: length, digest: digest)
-            }
+            text.flatMap { try? JSONDecoder().decode([SentContent].self, from: Data($0.utf8)) } ?? []
         }
     }
 
