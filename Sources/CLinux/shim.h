@@ -27,6 +27,11 @@ static inline int favfs_punch_hole(int fd, off_t offset, off_t len) {
     return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, len);
 }
 
+/// lseek(2) to the first byte of data (SEEK_DATA) or of a hole (SEEK_HOLE) at or after
+/// `offset`; -1 with errno set (ENXIO: none before the end of the file).
+static inline off_t favfs_seek_data(int fd, off_t offset) { return lseek(fd, offset, SEEK_DATA); }
+static inline off_t favfs_seek_hole(int fd, off_t offset) { return lseek(fd, offset, SEEK_HOLE); }
+
 /// The calling thread's id: the pid the kernel puts in the FUSE requests of that thread.
 static inline pid_t favfs_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 

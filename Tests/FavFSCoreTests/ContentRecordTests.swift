@@ -46,3 +46,39 @@ final class ContentRecordTests: XCTestCase {
         }
     }
 }
+
+/// Bytes dropped from a cache file (a file larger than the cache disk streams) whose record
+/// still names them — the record's save failed on the full disk, or a crash came between —
+/// read as zeros. The file's holes say which they are, and they are downloaded again.
+final class DroppedBytesRecordTests: XCTestCase {
+    func testARecordNamingBytesTheCacheFileLostDoesNotServeZeros() async throws {
+        let f = try LocalFixture()
+        let data = randomData(1 << 20, seed: 7)
+        try f.write("big.bin", data)
+        let d = try f.makeDomain()
+        let id = ItemIdentifier("/big.bin")
+        _ = try await d.children(of: .rootContainer)
+        var (h, _) = try d.openFile(id)
+        var read = try await d.read(handle: h, offset: 0, size: data.count)
+        XCTAssertEqual(bytes(read), data)
+        read.done?()
+        d.closeFile(h)
+
+        // What a drop leaves when its record is not saved: the record names the whole file,
+        // the file holds a hole (here: all of it).
+        let store = try PlaceholderStore(path: f.cacheDir.appendingPathComponent("placeholders.sqlite").path)
+        let record = try XCTUnwrap(try store.contentRecord(id))
+        XCTAssertEqual(record.ranges.count, Int64(data.count))
+        let path = f.cacheDir.appendingPathComponent("content").appendingPathComponent(record.file).path
+        XCTAssertEqual(truncate(path, 0), 0)
+        XCTAssertEqual(truncate(path, off_t(data.count)), 0)
+        let readsBefore = f.provider.reads.count
+
+        (h, _) = try d.openFile(id)
+        read = try await d.read(handle: h, offset: 0, size: data.count)
+        XCTAssertEqual(bytes(read), data, "the hole was served as the file's bytes")
+        read.done?()
+        d.closeFile(h)
+        XCTAssertGreaterThan(f.provider.reads.count, readsBefore, "the bytes were not downloaded again")
+    }
+}

@@ -134,6 +134,10 @@ public final class ContentCache: @unchecked Sendable {
         } else if (ranges.isEmpty && ftruncate(fd, 0) != 0) || ftruncate(fd, off_t(item.size)) != 0 {
             // Nothing usable (new, or another version): emptied, then sized sparse.
             let err = localError("cannot size cache file", item.identifier); close(fd); throw err
+        } else {
+            // Bytes dropped from the file whose record still names them read as zeros: they
+            // are downloaded again instead.
+            ranges = CacheFileHoles.present(ranges, in: fd, size: item.size, margin: chunkSize)
         }
         let e = ContentEntry(id: item.identifier, file: file, fd: fd, version: version, size: size,
                              ranges: ranges, lastUsed: Date().timeIntervalSince1970, pinned: pinned)
