@@ -50,38 +50,6 @@ extension ContentCache {
         }
     }
 
-    /// Streaming a file larger than the cache disk: drops (punches out of the sparse cache
-    /// file) the clean bytes of `e` that its reader has passed — below both `offset` and where
-    /// the last reply ended, less one chunk kept for a reader stepping back. Never dirty or
-    /// deleted-while-open content (the only copy), never while a reply is being sent from the
-    /// file (it waits up to a second for none to be). Returns the bytes dropped.
-    func dropPassed(_ e: ContentEntry, before offset: Int64) async -> Int64 {
-        guard let dirty = dirtyItems(), !dirty.contains(e.id) else { return 0 }
-        for _ in 0..<100 {
-            let dropped: [Range<Int64>]? = e.withLock { () -> [Range<Int64>]? in
-                guard e.serving == 0 else { return nil }
-                let end = min(offset, e.servedUpTo) - chunkSize
-                guard !e.deleted, !e.stale, end > 0 else { return [] }
-                let passed = e.ranges.ranges.compactMap { r -> Range<Int64>? in
-                    let c = r.clamped(to: 0..<end)
-                    return c.isEmpty ? nil : c
-                }
-                // Under the entry's lock: a reader finds these bytes either present and whole
-                // (before) or absent (after), never punched while it is served from them.
-                for r in passed {
-                    e.ranges.remove(r)
-                    if favfs_punch_hole(e.fd, off_t(r.lowerBound), off_t(r.count)) != 0 {
-                        log.warning("cannot free the read part of \(e.id)'s cache file: \(String(cString: strerror(errno)))")
-                    }
-                }
-                return passed
-            }
-            if let dropped { return dropped.reduce(Int64(0)) { $0 + Int64($1.count) } }
-            try? await Task.sleep(nanoseconds: 10_000_000)
-        }
-        return 0
-    }
-
     /// The cache disk is full: evicts least recently used clean content (not pinned, not
     /// dirty, not in use, not `except`) until about twice `needed` bytes are freed, and says so
     /// in the log (`purpose`: what the space is for). Returns the bytes freed.
@@ -160,7 +128,7 @@ extension ContentCache {
 
     /// Items whose cached content is the only copy (dirty): never evicted. Nil when the journal
     /// cannot be read: then nothing may be evicted, since anything could be dirty.
-    private func dirtyItems() -> Set<ItemIdentifier>? {
+    func dirtyItems() -> Set<ItemIdentifier>? {
         do {
             return Set(try store.journalEntries().map(\.id))
         } catch {

@@ -39,8 +39,14 @@ extension ContentCache {
                 e.withLock { if !e.stale { _ = schedule(e, item: item, prefetch.clamped(to: 0..<e.size), provider: provider) } }
             }
         }
-        let ok = e.withLock { e.ranges.contains(range.clamped(to: 0..<e.size)) }
-        if !ok { throw shortError(item, provider) }
+        // Present when the wait ended; gone now only if dropped to make room for another
+        // request on a full cache disk (never bytes a download in flight brings).
+        let (ok, stale) = e.withLock { (e.ranges.contains(range.clamped(to: 0..<e.size)), e.stale) }
+        if stale { throw staleError(item, provider) }
+        if !ok {
+            throw ProviderError(.noSpace, remote: provider.remoteDescription, path: item.identifier.rawValue,
+                                detail: "the cache disk is full: the bytes read were dropped for another read before they were served")
+        }
     }
 
     private func staleError(_ item: Item, _ provider: any Provider) -> ProviderError {
@@ -114,24 +120,26 @@ extension ContentCache {
     }
 
     private func download(_ e: ContentEntry, item: Item, span: Range<Int64>, provider: any Provider) async throws {
-        do {
-            try await downloadOnce(e, item: item, span: span, provider: provider)
-        } catch let error as ProviderError where error.kind == .noSpace {
-            // The cache disk is full: make room from least recently used clean content, and
-            // try once more. If nothing can go, this read fails with ENOSPC and the mount stays.
-            var freed = evictForSpace(needed: Int64(span.count), except: e.id, for: "to read \(item.identifier)")
-            if freed < Int64(span.count) {
-                // Larger than the disk: the file streams, dropping what its reader has passed.
-                let dropped = await dropPassed(e, before: span.lowerBound)
-                if dropped > 0 {
-                    log.info("the cache disk is full: \(item.identifier) streams; dropped \(dropped) bytes of it already read")
-                }
-                freed += dropped
+        var rest = span
+        var attempts = 0
+        while true {
+            do {
+                try await downloadOnce(e, item: item, span: rest, provider: provider)
+                return
+            } catch let error as ProviderError where error.kind == .noSpace {
+                // The cache disk is full: make room and try again from the first byte that did
+                // not land; a few times, as other downloads take what was freed too. If nothing
+                // can go, this read fails with ENOSPC and the mount stays.
+                attempts += 1
+                guard attempts < Self.attemptsOnAFullDisk, await makeRoom(for: e, item: item, span: rest) > 0 else { throw error }
+                guard let missing = e.withLock({ e.ranges.missing(in: rest).first }) else { return }
+                rest = missing.lowerBound..<rest.upperBound
             }
-            guard freed > 0 else { throw error }
-            try await downloadOnce(e, item: item, span: span, provider: provider)
         }
     }
+
+    /// Downloads of one request on a full cache disk, each after making room.
+    static let attemptsOnAFullDisk = 4
 
     private func downloadOnce(_ e: ContentEntry, item: Item, span: Range<Int64>, provider: any Provider) async throws {
         do {

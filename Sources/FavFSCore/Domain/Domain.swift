@@ -424,6 +424,12 @@ public final class Domain: @unchecked Sendable {
                 }
                 await refreshItem(f.item.identifier)
                 throw e
+            } catch let e as ProviderError where e.kind == .noSpace && evicted < 4 {
+                // The disk was full for a request this read shared (another reader's, the
+                // read-ahead's), which made room around its own bytes: this read's own request
+                // makes room around these.
+                evicted += 1
+                continue
             }
             if f.entry.beginServing(r) {
                 guard f.startServing() else {
@@ -438,7 +444,7 @@ public final class Domain: @unchecked Sendable {
                                   grewToVersion: grew)
             }
             // A file larger than the cache disk may lose bytes between their arrival and this
-            // reply (dropPassed, for another request): then they are fetched again.
+            // reply (dropped for another request, `makeRoom`): then they are fetched again.
             evicted += 1
             if evicted == 5 { throw error(.noSpace, f.item.identifier, "the cache disk is too small to hold even this read") }
         }
