@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The background tasks one part started (uploads, quiet-time waits, read-ahead, pinned
 /// downloads, enumerations): it owns them, so its shutdown can cancel them and wait for them, and an unmount
@@ -11,7 +10,10 @@ public final class OwnedTasks: Sendable {
         var running: [UInt64: @Sendable () -> Void] = [:]
         var closed = false
     }
-    private let state = Mutex(State())
+    /// Behind a pthread lock, not `Synchronization.Mutex`: on Linux the Mutex waits on a futex
+    /// inside the standard library, which ThreadSanitizer does not see, and every access of
+    /// the state showed up as a race (`make sanitize`).
+    private let state = Guarded("OwnedTasks", State())
 
     public init() {}
 
