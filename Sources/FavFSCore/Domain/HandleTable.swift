@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The open files of a mount: each handle number with its `OpenFile`, the content version each
 /// item had when last opened (the same version keeps the kernel's page cache), and the orphans
@@ -15,7 +14,7 @@ final class HandleTable: Sendable {
         var orphans: [ItemIdentifier: Orphan] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded("HandleTable", State())
 
     // MARK: handles
 

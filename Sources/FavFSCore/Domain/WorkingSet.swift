@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// What background work goes by: the folders in recent use (the poller's working set), the
 /// stamps last seen of polled folders, the watched folders with a listing scheduled, and when a
@@ -15,7 +14,7 @@ final class WorkingSet: Sendable {
         var lastForegroundRead: Double = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded("WorkingSet", State())
 
     /// `folder` was listed or looked into at `now`.
     func used(_ folder: ItemIdentifier, at now: Double) {
