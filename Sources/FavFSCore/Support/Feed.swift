@@ -1,11 +1,11 @@
-import Synchronization
+import Foundation
 
 /// Where one kind of event goes: one subscriber, called on the publisher's thread. Publishers
 /// never publish while holding a lock of theirs; the subscriber must not block (it queues).
 /// The kernel notifier, the freedesktop thumbnail writer and the desktop notifier subscribe
 /// to the domain's feeds.
 public final class Feed<Event: Sendable>: Sendable {
-    private let subscriber = Mutex<(@Sendable (Event) -> Void)?>(nil)
+    private let subscriber = Guarded<(@Sendable (Event) -> Void)?>("Feed", nil)
 
     public init() {}
 
