@@ -8,39 +8,36 @@ import XCTest
 /// than the whole disk streams (what its reader passed is dropped), and the mount stays usable.
 final class FullCacheDiskEndToEndTests: XCTestCase {
     func testAFullCacheDiskEvictsAndTheMountStaysUsable() throws {
-        let (apache, disk, files) = try serveFilesAndMakeSmallDisk()
-        defer { apache.remove(); Self.remove(disk) }
-        let m = try MountedFavFS(remote: apache.davURL, cacheDir: disk.appendingPathComponent("cache"))
-        defer { m.tearDown() }
-        try m.mountOrThrow(extraArgs: ["--cache-size", "1G"])
-        let log = { (try? String(contentsOf: m.cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? "" }
-        XCTAssertTrue(log().contains("is more than the cache disk holds"), "no warning about --cache-size at mount")
+        try onASmallCacheDisk { m, files, apache in
+            let log = { (try? String(contentsOf: m.cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? "" }
+            XCTAssertTrue(log().contains("is more than the cache disk holds"), "no warning about --cache-size at mount")
 
-        // Three rounds over 16 MiB of files on a 12 MiB disk: each read must evict to succeed.
-        for round in 0..<3 {
-            for i in 0..<4 {
-                let name = "f\(i).bin"
-                XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/" + name), files[name], "round \(round): \(name)")
+            // Three rounds over 16 MiB of files on a 12 MiB disk: each read must evict to succeed.
+            for round in 0..<3 {
+                for i in 0..<4 {
+                    let name = "f\(i).bin"
+                    XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/" + name), files[name], "round \(round): \(name)")
+                }
             }
-        }
-        // Evicted, or (content of other files still in use by their read-ahead on a loaded
-        // machine: nothing to evict yet) streamed: either way the log says the disk was full.
-        XCTAssertTrue(log().contains("the cache disk is full: "), "no full cache disk was logged")
+            // Evicted, or (content of other files still in use by their read-ahead on a loaded
+            // machine: nothing to evict yet) streamed: either way the log says the disk was full.
+            XCTAssertTrue(log().contains("the cache disk is full: "), "no full cache disk was logged")
 
-        // Larger than the whole disk: it streams, dropping what the reader has passed.
-        for round in 0..<2 {
-            // Not from the kernel's page cache: every round reads through favfs.
-            let got = Self.readUncached(m.path + "/huge.bin")
-            XCTAssertEqual(got, files["huge.bin"], "round \(round): a 16 MiB file read through a 12 MiB cache disk: "
-                           + "\(Self.differs(got, files["huge.bin"]!))\n\(m.logTail())")
+            // Larger than the whole disk: it streams, dropping what the reader has passed.
+            for round in 0..<2 {
+                // Not from the kernel's page cache: every round reads through favfs.
+                let got = Self.readUncached(m.path + "/huge.bin")
+                XCTAssertEqual(got, files["huge.bin"], "round \(round): a 16 MiB file read through a 12 MiB cache disk: "
+                               + "\(Self.differs(got, files["huge.bin"]!))\n\(m.logTail())")
+            }
+            XCTAssertTrue(log().contains("streams; dropped"), "no streaming was logged")
+            XCTAssertTrue(m.isMounted)
+            XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/f2.bin"), files["f2.bin"], "the mount is not usable after ENOSPC")
+            // Writing still works too (the upload streams from the cache file).
+            XCTAssertNil(TwoWritersEndToEndTests.rewrite(m.path + "/note.txt", with: "still fine\n", create: true))
+            XCTAssertTrue(try m.unmount().succeeded)
+            XCTAssertEqual(try String(contentsOf: apache.documentRoot.appendingPathComponent("note.txt"), encoding: .utf8), "still fine\n")
         }
-        XCTAssertTrue(log().contains("streams; dropped"), "no streaming was logged")
-        XCTAssertTrue(m.isMounted)
-        XCTAssertEqual(FileManager.default.contents(atPath: m.path + "/f2.bin"), files["f2.bin"], "the mount is not usable after ENOSPC")
-        // Writing still works too (the upload streams from the cache file).
-        XCTAssertNil(TwoWritersEndToEndTests.rewrite(m.path + "/note.txt", with: "still fine\n", create: true))
-        XCTAssertTrue(try m.unmount().succeeded)
-        XCTAssertEqual(try String(contentsOf: apache.documentRoot.appendingPathComponent("note.txt"), encoding: .utf8), "still fine\n")
     }
 
     /// What a user does with a big file on a small disk, none of it from the kernel's page
@@ -49,42 +46,41 @@ final class FullCacheDiskEndToEndTests: XCTestCase {
     /// able to fail with ENOSPC (the disk held the file's own bytes from an earlier read, which
     /// nothing dropped), and a record saved before a drop served the dropped bytes as zeros.
     func testAFileLargerThanTheDiskReadEveryWayGivesItsBytes() throws {
-        let (apache, disk, files) = try serveFilesAndMakeSmallDisk()
-        defer { apache.remove(); Self.remove(disk) }
-        let m = try MountedFavFS(remote: apache.davURL, cacheDir: disk.appendingPathComponent("cache"))
-        defer { m.tearDown() }
-        try m.mountOrThrow(extraArgs: ["--cache-size", "1G"])
-        let huge = m.path + "/huge.bin", expected = files["huge.bin"]!
-        for round in 0..<8 {
-            _ = Self.readUncached(m.path + "/f\(round % 4).bin")
-            switch round % 3 {
-            case 0:
-                let results = Self.concurrently(2) { _ in Self.readUncached(huge) }
-                for (k, got) in results.enumerated() {
-                    XCTAssertEqual(got, expected, "round \(round), reader \(k) of two: \(Self.differs(got, expected))\n\(m.logTail())")
+        try onASmallCacheDisk { m, files, _ in
+            let huge = m.path + "/huge.bin", expected = files["huge.bin"]!
+            for round in 0..<8 {
+                _ = Self.readUncached(m.path + "/f\(round % 4).bin")
+                switch round % 3 {
+                case 0:
+                    let results = Self.concurrently(2) { _ in Self.readUncached(huge) }
+                    for (k, got) in results.enumerated() {
+                        XCTAssertEqual(got, expected, "round \(round), reader \(k) of two: \(Self.differs(got, expected))\n\(m.logTail())")
+                    }
+                case 1:
+                    let tail = Self.readUncached(huge, from: Int64(round + 6) << 20)
+                    XCTAssertEqual(tail, expected.suffix(from: (round + 6) << 20), "round \(round): from the middle\n\(m.logTail())")
+                    let got = Self.readUncached(huge)
+                    XCTAssertEqual(got, expected, "round \(round): after a read from the middle: \(Self.differs(got, expected))\n\(m.logTail())")
+                default:
+                    let got = Self.readUncached(huge)
+                    XCTAssertEqual(got, expected, "round \(round): \(Self.differs(got, expected))\n\(m.logTail())")
                 }
-            case 1:
-                let tail = Self.readUncached(huge, from: Int64(round + 6) << 20)
-                XCTAssertEqual(tail, expected.suffix(from: (round + 6) << 20), "round \(round): from the middle\n\(m.logTail())")
-                let got = Self.readUncached(huge)
-                XCTAssertEqual(got, expected, "round \(round): after a read from the middle: \(Self.differs(got, expected))\n\(m.logTail())")
-            default:
-                let got = Self.readUncached(huge)
-                XCTAssertEqual(got, expected, "round \(round): \(Self.differs(got, expected))\n\(m.logTail())")
             }
+            XCTAssertTrue(try m.unmount(keepCache: true).succeeded)
+            try m.mountOrThrow(extraArgs: ["--cache-size", "1G"])
+            let got = Self.readUncached(huge)
+            XCTAssertEqual(got, expected, "after a remount keeping the cache: \(Self.differs(got, expected))\n\(m.logTail())")
+            XCTAssertTrue(try m.unmount().succeeded)
         }
-        XCTAssertTrue(try m.unmount(keepCache: true).succeeded)
-        try m.mountOrThrow(extraArgs: ["--cache-size", "1G"])
-        let got = Self.readUncached(huge)
-        XCTAssertEqual(got, expected, "after a remount keeping the cache: \(Self.differs(got, expected))\n\(m.logTail())")
-        XCTAssertTrue(try m.unmount().succeeded)
     }
 
-    /// Four 4 MiB files and one of 16 MiB served by Apache, and a 12 MiB tmpfs for the cache.
-    private func serveFilesAndMakeSmallDisk() throws -> (ApacheServer, URL, [String: Data]) {
+    /// Runs `body` with a mount of Apache serving four 4 MiB files and one of 16 MiB, its
+    /// cache dir on a 12 MiB tmpfs (`--cache-size` far above it).
+    private func onASmallCacheDisk(_ body: (MountedFavFS, [String: Data], ApacheServer) throws -> Void) throws {
         try E2EGate.require(apache: true)
         guard getuid() == 0 else { throw XCTSkip("mounting a tmpfs needs root") }
         let apache = try ApacheServer()
+        defer { apache.remove() }
         var files: [String: Data] = [:]
         for i in 0..<4 {
             files["f\(i).bin"] = Data((0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* (i + 3) &+ $0 >> 13) })
@@ -95,13 +91,15 @@ final class FullCacheDiskEndToEndTests: XCTestCase {
         let disk = URL(fileURLWithPath: "/tmp/favfs-tmpfs-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
         let mounted = try TimedProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=12m", "tmpfs", disk.path], timeout: 30)
-        guard mounted.succeeded else { apache.remove(); throw XCTSkip("cannot mount a tmpfs here: \(mounted)") }
-        return (apache, disk, files)
-    }
-
-    private static func remove(_ disk: URL) {
-        _ = try? TimedProcess.run("/bin/umount", ["-l", disk.path], timeout: 30)
-        try? FileManager.default.removeItem(at: disk)
+        guard mounted.succeeded else { throw XCTSkip("cannot mount a tmpfs here: \(mounted)") }
+        defer {
+            _ = try? TimedProcess.run("/bin/umount", ["-l", disk.path], timeout: 30)
+            try? FileManager.default.removeItem(at: disk)
+        }
+        let m = try MountedFavFS(remote: apache.davURL, cacheDir: disk.appendingPathComponent("cache"))
+        defer { m.tearDown() }
+        try m.mountOrThrow(extraArgs: ["--cache-size", "1G"])
+        try body(m, files, apache)
     }
 
     /// The file's bytes from `offset` on, its pages first dropped from the kernel's cache so
