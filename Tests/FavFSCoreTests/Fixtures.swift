@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import XCTest
 import FavFSCore
 import Providers
@@ -135,4 +136,41 @@ extension RecordingProvider: WritableProvider {
         return try await w.setModified(id, to: time)
     }
     func createSymlink(_ id: ItemIdentifier, target: String) async throws -> Item { try await w.createSymlink(id, target: target) }
+}
+
+/// SQLite's writer taken by another connection (as a large listing's save takes it) until
+/// `release`: the store's writes wait behind it, its reads (WAL) do not.
+final class HeldWriter: @unchecked Sendable {
+    private let released = DispatchSemaphore(value: 0)
+    private let held = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private var failure: Error?
+
+    /// Waits (up to SQLite's busy timeout) for a write of the store's own to end first.
+    init(_ path: String) throws {
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        Thread { [self] in
+            do {
+                try queue.inDatabase { db in
+                    try db.execute(sql: "BEGIN IMMEDIATE")
+                    held.signal()
+                    released.wait()
+                    try db.execute(sql: "COMMIT")
+                }
+            } catch {
+                // Never taken: `init` throws instead of waiting for ever.
+                if failure == nil { failure = error; held.signal() }
+            }
+            done.signal()
+        }.start()
+        held.wait()
+        if let failure { throw failure }
+    }
+
+    func release() {
+        released.signal()
+        done.wait()
+    }
 }

@@ -11,33 +11,6 @@ final class StoreOutsideTheLockTests: XCTestCase {
         _ = try data.withUnsafeBytes { try d.write(handle: h, offset: offset, $0) }
     }
 
-    /// Holds SQLite's write lock on the store's database from another connection, as a long
-    /// write transaction would, until `release` is called.
-    private final class HeldWriter: @unchecked Sendable {
-        private let released = DispatchSemaphore(value: 0)
-        private let held = DispatchSemaphore(value: 0)
-        private let done = DispatchSemaphore(value: 0)
-
-        init(_ path: String) throws {
-            let queue = try DatabaseQueue(path: path)
-            Thread { [self] in
-                try? queue.inDatabase { db in
-                    try db.execute(sql: "BEGIN IMMEDIATE")
-                    held.signal()
-                    released.wait()
-                    try db.execute(sql: "COMMIT")
-                }
-                done.signal()
-            }.start()
-            held.wait()
-        }
-
-        func release() {
-            released.signal()
-            done.wait()
-        }
-    }
-
     private func served(_ f: LocalFixture, _ path: String) -> Data? {
         try? Data(contentsOf: f.served.appendingPathComponent(path))
     }

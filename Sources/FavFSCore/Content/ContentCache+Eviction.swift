@@ -137,6 +137,21 @@ extension ContentCache {
         }
     }
 
+    /// Whether content at or below `id` is still arriving or its record not yet written (a
+    /// download in flight, a save pending): freeing works from the records, and a file just
+    /// read is recorded off the read's path. Files open in a program do not count (they stay).
+    func isSettling(atOrBelow id: ItemIdentifier) -> Bool {
+        let prefix = id.rawValue.hasSuffix("/") ? id.rawValue : id.rawValue + "/"
+        return lock.withLock {
+            entries.values.contains { e in
+                e.withLock {
+                    (e.id == id || e.id.rawValue.hasPrefix(prefix)) && e.openHandles == 0
+                        && (!e.inflight.isEmpty || e.recordBehind)
+                }
+            }
+        }
+    }
+
     /// Cancels the eviction pass waiting to run and waits for one running (`scheduleEviction`);
     /// none starts after. Before `evictAll` and the store's close at unmount.
     public func stopEvicting(within seconds: Double) async -> Int {

@@ -30,13 +30,17 @@ extension Domain {
         _ = try await existingItem(id)
         var report = EvictionReport()
         report.unpinned = try pinning.unpinToFreeSpace(id)
+        // Content a background download holds (read-ahead, a pin's pass) is freed once it ends,
+        // within a few seconds; content open in a program stays. A file read a moment ago may
+        // not be recorded yet (its record is written off the read's path): waited for first.
+        let deadline = Date().addingTimeInterval(Self.evictWaitsForDownloads)
+        while content.isSettling(atOrBelow: id) && Date() < deadline {
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
         let records: [PlaceholderStore.ContentRecord]
         do { records = try store.contentRecords(atOrBelow: id) }
         catch { throw self.error(.localIO, id, "cannot read the cache index: \(error)") }
-        // Content a background download holds (read-ahead, a pin's pass) is freed once it ends,
-        // within a few seconds; content open in a program stays.
         var pending = records
-        let deadline = Date().addingTimeInterval(Self.evictWaitsForDownloads)
         while !pending.isEmpty {
             var downloading: [PlaceholderStore.ContentRecord] = []
             for r in pending {
