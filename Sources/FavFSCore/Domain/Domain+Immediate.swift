@@ -17,10 +17,10 @@ extension Domain {
         let now = Self.now
         let answer = lock.withLock { s -> ImmediateLookup? in
             guard let listed = s.namespace[parent], listed.listedAt != nil, listed.verified else { return nil }
-            noteUse(&s, parent, listed, now: now)
+            enumerations.noteUse(&s, parent, listed, now: now, host: self)
             if let item = listed[name] { return .found(item) }
             // A listing that may leave out dot names cannot say such a name is absent.
-            if mayBeLeftOut(name) { return nil }
+            if enumerations.mayBeLeftOut(name) { return nil }
             return .absent
         }
         if answer != nil { workingSet.used(parent, at: now) }
@@ -50,7 +50,7 @@ extension Domain {
         item.modifiedTime = time
         let deferred = lock.withLock { s in s.dirty.setPendingModified(id, time) }
         guard deferred else { return nil }
-        setPlaceholder(item, persist: false)
+        placeholders.setPlaceholder(item, persist: false)
         return item
     }
 }

@@ -13,7 +13,7 @@ extension Domain {
         var item = try await w.createFolder(id)
         item.kind = .folder
         try? store.replaceChildren(of: item, with: [], listedAt: Self.now)
-        setPlaceholder(item, persist: false)
+        placeholders.setPlaceholder(item, persist: false)
         lock.withLock { s in
             var created = FolderState(folder: id, items: [], listedAt: Self.now)
             created.verified = true
@@ -29,7 +29,7 @@ extension Domain {
         if let problem = w.storageProblem(id, kind: .symlink) { throw problem }
         if try await verifiedState(parent)[name] != nil { throw error(.exists, id, "already exists") }
         let item = try await w.createSymlink(id, target: target)
-        setPlaceholder(item)
+        placeholders.setPlaceholder(item)
         folderChanged(parent)
         return item
     }
@@ -83,7 +83,7 @@ extension Domain {
         }
         try? store.deleteJournal(id)
         content.remove(id)
-        forgetSubtree(id)
+        placeholders.forgetSubtree(id)
         dropPins(id)
         folderChanged(parent)
         for waiter in state?.waiters ?? [] { waiter.resume() }
@@ -102,7 +102,7 @@ extension Domain {
         if lock.withLock({ s in s.dirty.hasAny(under: id) }) { throw error(.notEmpty, id, "folder not empty") }
         do { try await w.delete(item) }
         catch let e as ProviderError where e.kind == .notFound { }
-        forgetSubtree(id)
+        placeholders.forgetSubtree(id)
         dropPins(id)
         folderChanged(parent)
     }
@@ -180,7 +180,7 @@ extension Domain {
         // An fsync of the replaced file waited for content that no longer exists anywhere.
         for w in replacedWaiters { w.resume() }
         for id in reupload { writeBack.scheduleUpload(id, host: self) }
-        setPlaceholder(lock.withLock { s in s.namespace.withKeptTime(moved) })
+        placeholders.setPlaceholder(lock.withLock { s in s.namespace.withKeptTime(moved) })
         folderChanged(parent)
         if newParent != parent { folderChanged(newParent) }
         return (source, destination)
@@ -217,7 +217,7 @@ extension Domain {
             return s.dirty.refusedFileRenamed(source, to: destination)
         }
         if let journal { try? store.saveJournal(journal) }
-        setPlaceholder(moved)
+        placeholders.setPlaceholder(moved)
         if let parent = source.parent { folderChanged(parent) }
         if let parent = destination.parent, parent != source.parent { folderChanged(parent) }
         log.info("\(source), refused by the server, renamed here to \(destination): uploading it under the new name")
@@ -234,9 +234,9 @@ extension Domain {
     private func showWhatTheRemoteHas(at id: ItemIdentifier) async {
         guard let parent = id.parent, let remote = try? await provider.item(for: id) else { return }
         // Not over a name made here since (a create, another rename).
-        let free = lock.withLock { s in s.dirty[id] == nil && loadedState(&s, parent)?[id.name] == nil }
+        let free = lock.withLock { s in s.dirty[id] == nil && placeholders.loadedState(&s, parent)?[id.name] == nil }
         guard free else { return }
-        setPlaceholder(remote)
+        placeholders.setPlaceholder(remote)
         folderChanged(parent)
     }
 }

@@ -15,7 +15,7 @@ extension Domain {
         guard !old.writable, old.copiedFrom == nil else { return nil }
         let id = old.item.identifier
         guard old.entry.withLock({ old.entry.id == id && !old.entry.deleted }) else { return nil }
-        await refreshItem(id)
+        await enumerations.refreshItem(id)
         let (found, isDirty) = snapshot(id)
         guard let item = found, item.kind == .file, !isDirty else { return nil }
         let version = Self.contentVersion(item)

@@ -28,12 +28,16 @@ extension Domain: PollerHost {
     func isLoaded(_ folder: ItemIdentifier) -> Bool { lock.withLock { s in s.namespace[folder] != nil } }
 
     func refresh(_ folder: ItemIdentifier) async {
-        _ = await lock.withLock { s in s.refreshes[folder] ?? startRefresh(&s, folder) }.result
+        _ = await enumerations.refresh(folder, host: self).result
     }
 
     func waitForListing(_ folder: ItemIdentifier) async {
         if let inFlight = lock.withLock({ s in s.refreshes[folder] }) { _ = await inFlight.result }
     }
+
+    func remoteAnswered(startedAt: Double) { enumerations.remoteAnswered(startedAt: startedAt) }
+
+    func remoteFailed(_ error: Error, startedAt: Double) { enumerations.remoteFailed(error, startedAt: startedAt) }
 
     func retryFailedUploads() { writeBack.retryFailedUploads(host: self) }
 
@@ -48,7 +52,7 @@ extension Domain: PollerHost {
         }
         workingSet.forget(folder)
         let shown = lock.withLock { s in folder.parent.flatMap { s.namespace[$0]?[folder.name] } != nil }
-        forgetSubtree(folder)
+        placeholders.forgetSubtree(folder)
         dropPins(folder)
         if shown { remoteChanges.publish([.removed(folder, folder: true)]) }
     }

@@ -2,22 +2,7 @@ import Foundation
 
 /// Changes found at the remote: applied to the content cache, then handed to whoever listens
 /// (the bridge, which tells the kernel).
-extension Domain {
-    /// A folder's listing that was enumerated by this mount: placeholders loaded from an earlier
-    /// mount are revalidated first, so a name missing from them is known not to exist (and a
-    /// name in them known to exist) before `mkdir`, `create` or a rename rely on it. Unreachable
-    /// remote: the placeholders as they are.
-    func verifiedState(_ folder: ItemIdentifier) async throws -> FolderState {
-        let state = try await folderState(folder)
-        if state.verified { return state }
-        let task = lock.withLock { s in s.refreshes[folder] ?? startRefresh(&s, folder) }
-        do {
-            return try await task.value
-        } catch let e as ProviderError where e.isTransient {
-            return state
-        }
-    }
-
+extension Domain: EnumerationsHost {
     /// Lets go of content the remote no longer has (removed, or replaced by a new version), then
     /// tells the subscriber. Content that is open, dirty or being downloaded stays: an open file
     /// keeps reading what it opened, a dirty one is uploaded (as a conflict copy if need be).

@@ -22,21 +22,6 @@ extension Domain {
 
     // MARK: placeholders changed here
 
-    /// Puts an item into its parent's listing (memory and store).
-    func setPlaceholder(_ item: Item, persist: Bool = true) {
-        let item = item.modifiedTime == nil ? lock.withLock { s in withFirstSeenTimeLocked(&s, item) } : item
-        placeholderWrites.withLock {
-            if persist { try? store.upsert(item) }
-            guard let parent = item.parent else { lock.withLock { s in s.namespace.root = item }; return }
-            preload(parent)
-            lock.withLock { s in
-                // In place: a copy of a 100,000-item listing per change would be 9 MB.
-                _ = loadedState(&s, parent)
-                s.namespace.put(item)
-            }
-        }
-    }
-
     /// Updates the in-memory placeholder of a file being written (size, mtime); the store
     /// follows on close.
     private func touch(_ id: ItemIdentifier, size: Int64) {
@@ -81,7 +66,7 @@ extension Domain {
                 // read before it, a write racing the commit of our own upload took the old
                 // version for a change at the remote (a conflict copy of our own edit).
                 let handleVersion = handle.map { f in f.entry.withLock { f.entry.version } }
-                let current = cachedItemLocked(&s, id)
+                let current = placeholders.cachedItemLocked(&s, id)
                 if handle != nil, let current, current.kind != .file {
                     nameIsAFolder = true
                     return (false, nil, nil)
@@ -120,7 +105,7 @@ extension Domain {
         }
         lock.withLock { s in s.dirty.recorded(j, isNew: isNew) }  // created empty here: may stream (see streamAfterWrite)
         // Brought back by a write through a handle of a file gone at the remote: it shows again.
-        if !isNew, let back = placeholder { setPlaceholder(back, persist: false) }
+        if !isNew, let back = placeholder { placeholders.setPlaceholder(back, persist: false) }
         return true
     }
 
@@ -178,9 +163,9 @@ extension Domain {
         }
         if recorded {
             content.recorded(entry)
-            setPlaceholder(item, persist: false)
+            placeholders.setPlaceholder(item, persist: false)
         } else {
-            setPlaceholder(item)
+            placeholders.setPlaceholder(item)
             content.persist(entry)
         }
         let h = addHandle(OpenFile(item: item, entry: entry, writable: true))
@@ -317,7 +302,7 @@ extension Domain {
             // uploaded into): shown here until a listing says what the server has now.
             log.info("the time of \(id) is not kept at the server: \(e.detail)")
         }
-        setPlaceholder(item)
+        placeholders.setPlaceholder(item)
         return item
     }
 
@@ -336,7 +321,7 @@ extension Domain {
         let (id, deleted) = f.entry.withLock { (f.entry.id, f.entry.deleted || f.entry.stale) }
         if deleted { return }
         // The content record and the placeholder (size, mtime) in one transaction.
-        placeholderWrites.withLock { content.persist(f.entry, with: cachedItem(id)) }
+        placeholders.whileNoPlaceholderIsWritten { content.persist(f.entry, with: cachedItem(id)) }
         let stillOpen = handles.hasWriter(of: f.entry)
         if !stillOpen { writeBack.endStream(id, length: f.entry.withLock { f.entry.size }) }
         if !stillOpen && isDirty(id) { writeBack.scheduleUpload(id, host: self) }

@@ -15,16 +15,17 @@ public final class Domain: @unchecked Sendable {
     /// reachable only under this lock; taken by every FUSE request. No SQLite call runs under
     /// it (checked in debug builds: `StoreWitness`).
     let lock: Guarded<DomainState>
-    let listingSaveGroup = DispatchGroup()
     /// Open files, the version each item had when last opened, orphans (see `HandleTable`).
     let handles = HandleTable()
     /// The background work this core started (uploads, quiet-time waits, read-ahead, pinned
     /// downloads): `stopBackgroundWork` cancels it and waits for it before unmount.
     let tasks = OwnedTasks()
-    /// Serialises "write a placeholder to the store and to memory" against "persist what
-    /// memory says": without it a close persisting the memory's item could land after a newer
-    /// item was stored but before memory had it, and the store kept the older one.
-    let placeholderWrites = NSLock()
+    /// The placeholders in memory and in the store, moved between them off the lock.
+    let placeholders: Placeholders
+    /// The enumerators: listings of folders, shared while in flight, merged and saved.
+    let enumerations: Enumerations
+    /// Listings started ahead of a program walking a tree, or after a folder was shown.
+    let directoryReadAhead: DirectoryReadAhead
     /// The remote's largest file (`WritableProvider.maxFileSize`), read once: checked on every write.
     let maxFileSize: Int64?
     /// Uploads of what changed here: the upload loop, commits, conflict copies, streams.
@@ -42,9 +43,6 @@ public final class Domain: @unchecked Sendable {
     /// Told of what the user must know (a conflict copy, a refused upload, the remote gone
     /// and back): the desktop notifier subscribes. Published outside `lock`.
     public let userEvents = Feed<UserEvent>()
-    /// Whether the remote answers, from the outcomes of listings (`remoteAnswered`, `remoteFailed`),
-    /// and the last network error.
-    let reachability = ReachabilityTracker()
 
     public init(provider: any Provider, store: PlaceholderStore, content: ContentCache, options: DomainOptions) {
         self.provider = provider
@@ -55,8 +53,13 @@ public final class Domain: @unchecked Sendable {
         let namespace = Namespace(root: (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder),
                                   keptTimes: KeptModifiedTimes((try? store.keptTimes()) ?? []))
         lock = Guarded("Domain.lock", DomainState(namespace: namespace))
+        placeholders = Placeholders(store: store, lock: lock, handles: handles)
+        enumerations = Enumerations(provider: provider, options: options, placeholders: placeholders, lock: lock,
+                                    tasks: tasks, workingSet: workingSet, userEvents: userEvents)
+        directoryReadAhead = DirectoryReadAhead(options: options, placeholders: placeholders, enumerations: enumerations,
+                                                lock: lock, tasks: tasks, workingSet: workingSet)
         pinning = Pinning(store: store, content: content, provider: provider)
-        writeBack = WriteBack(provider: provider, store: store, content: content, options: options,
+        writeBack = WriteBack(provider: provider, placeholders: placeholders, content: content, options: options,
                               lock: lock, handles: handles, tasks: tasks, userEvents: userEvents)
     }
 
@@ -85,14 +88,14 @@ public final class Domain: @unchecked Sendable {
                 try await provider.item(for: .rootContainer)
             }
             root.kind = .folder
-            root = lock.withLock { s in withFirstSeenTimeLocked(&s, root) }
+            root = lock.withLock { s in placeholders.withFirstSeenTimeLocked(&s, root) }
             try? store.upsert(root)
             lock.withLock { s in s.namespace.root = root }
             return .online
         } catch let e as ProviderError where e.isTransient {
             guard (try? store.item(.rootContainer))?.listedAt != nil else { throw e }
             log.warning("\(e) — serving the placeholders of earlier mounts until it answers")
-            reachability.startOffline(e)
+            enumerations.reachability.startOffline(e)
             return .offline(e)
         }
     }
@@ -120,191 +123,44 @@ public final class Domain: @unchecked Sendable {
     /// Owned by `tasks`; nil once the unmount began.
     @discardableResult
     public func listRootAhead() -> Task<Void, Error>? {
-        tasks.run(priority: .utility) { [self] in _ = try? await folderState(.rootContainer) }
+        tasks.run(priority: .utility) { [self] in _ = try? await enumerations.folderState(.rootContainer, host: self) }
     }
 
     // MARK: placeholders
 
     /// The placeholder of `id`, from memory or the store; nil if never seen. No network.
-    public func cachedItem(_ id: ItemIdentifier) -> Item? {
-        let known = id.rawValue.hasPrefix("//") || (id.parent.map(preload) ?? true)
-        return lock.withLock { s in cachedItemLocked(&s, id, load: known) }
-    }
-
-    /// `cachedItem` with the lock held. `load`: false when `preload` just found the parent
-    /// folder empty in the store (then memory alone answers).
-    func cachedItemLocked(_ s: inout DomainState, _ id: ItemIdentifier, load: Bool = true) -> Item? {
-        if id.isRoot { return s.namespace.root }
-        if let orphan = handles.orphanItem(id) { return orphan }
-        // The bridge names the inodes of deleted items "//…": never a path at the remote.
-        if id.rawValue.hasPrefix("//") { return nil }
-        guard let parent = id.parent else { return nil }
-        return loadedState(&s, parent, load: load)?[id.name]
-    }
+    public func cachedItem(_ id: ItemIdentifier) -> Item? { placeholders.cachedItem(id) }
 
     /// An item and whether it is dirty, read together (an upload commits both at once).
-    func snapshot(_ id: ItemIdentifier) -> (item: Item?, dirty: Bool) {
-        let known = id.rawValue.hasPrefix("//") || (id.parent.map(preload) ?? true)
-        return lock.withLock { s in (cachedItemLocked(&s, id, load: known), s.dirty[id] != nil) }
-    }
+    func snapshot(_ id: ItemIdentifier) -> (item: Item?, dirty: Bool) { placeholders.snapshot(id) }
 
-    /// The folder's state from memory (lock held). A folder not in memory yet is read from the
-    /// store here only when `preload` did not bring it (a caller without it, or a folder
-    /// dropped in between): under the lock, which every FUSE request waits for meanwhile.
-    /// `load: false` (the caller's `preload` found nothing in the store) answers from memory alone.
-    func loadedState(_ s: inout DomainState, _ folder: ItemIdentifier, load: Bool = true) -> FolderState? {
-        if let loaded = s.namespace[folder] { return loaded }
-        guard load else { return nil }
-        let read = StoreWitness.allowing("a folder not preloaded") { try? store.listing(of: folder) }
-        guard let (items, listedAt) = read else { return nil }
-        return Self.install(&s, folder, items: items, listedAt: listedAt)
-    }
-
-    private static func install(_ s: inout DomainState, _ folder: ItemIdentifier, items: [Item], listedAt: Double?) -> FolderState? {
-        guard listedAt != nil || !items.isEmpty else { return nil }
-        let loaded = FolderState(folder: folder, items: items, listedAt: listedAt)
-        s.namespace[folder] = loaded
-        return loaded
-    }
-
-    /// Brings the folder's placeholders from the store into memory without the lock, so that
-    /// the lock is never held while SQLite reads (a folder of 100,000 entries takes a while).
-    /// The read is kept only if no store write landed meanwhile (the writer may have found the
-    /// folder not in memory and left it at that); else it is read again, three times at most.
-    /// False when the store knows nothing of the folder (never listed, no placeholders in it):
-    /// then its memory, if any, answers alone.
+    /// Brings a folder's placeholders into memory without `lock` (`Placeholders.preload`).
     @discardableResult
-    func preload(_ folder: ItemIdentifier) -> Bool {
-        for _ in 0..<3 {
-            if lock.withLock({ s in s.namespace[folder] != nil }) { return true }
-            let writes = store.writes
-            guard let (items, listedAt) = try? store.listing(of: folder) else { return true }
-            let done = lock.withLock { s -> Bool? in
-                if s.namespace[folder] != nil { return true }
-                guard store.writes == writes else { return nil }
-                return Self.install(&s, folder, items: items, listedAt: listedAt) != nil
-            }
-            if let done { return done }
-        }
-        return true
-    }
+    func preload(_ folder: ItemIdentifier) -> Bool { placeholders.preload(folder) }
 
     /// Finds `name` in `parent`: from the placeholder listing while fresh (a name not in a fresh
     /// listing does not exist), else after enumerating the folder.
     public func lookup(_ parent: ItemIdentifier, _ name: String) async throws -> Item {
-        let state = try await folderState(parent)
-        if let item = state[name] { return item }
-        // Placeholders of an earlier mount may predate the name: ask before saying it is not there.
-        if !state.verified, let item = try await verifiedState(parent)[name] { return item }
-        if mayBeLeftOut(name), let item = try await leftOutItem(parent.child(name)) { return item }
-        throw error(.notFound, parent.child(name), "no such item")
-    }
-
-    /// Whether a listing of this remote may have left `name` out (nginx: dot names).
-    func mayBeLeftOut(_ name: String) -> Bool {
-        name.hasPrefix(".") && provider.capabilities.contains(.listingsMayLeaveOutDotNames)
-    }
-
-    /// The item at `id` asked for by name, for a name listings leave out; it joins its
-    /// folder's listing here (later listings check it again: `stillThere`). Nil if absent.
-    func leftOutItem(_ id: ItemIdentifier) async throws -> Item? {
-        do {
-            let fetched = try await provider.item(for: id)
-            let item = lock.withLock { s in s.namespace.withKeptTime(fetched) }
-            setPlaceholder(item)
-            return item
-        } catch let e as ProviderError where e.kind == .notFound {
-            return nil
-        }
+        try await enumerations.lookup(parent, name, host: self)
     }
 
     /// The children of a folder, in name order (a readdir: its subfolders are listed next).
     public func children(of folder: ItemIdentifier) async throws -> [Item] {
-        let state = try await folderState(folder)
-        prefetchSubfolders(of: state)
-        readAheadSiblings(of: folder)
+        let state = try await enumerations.folderState(folder, host: self)
+        directoryReadAhead.prefetchSubfolders(of: state, host: self)
+        directoryReadAhead.readAheadSiblings(of: folder, host: self)
         foldersShown.publish(FolderShown(folder: folder, items: state.items))
         return state.items
     }
 
-    /// A folder's listing: served from placeholders when there are any (revalidated in the
-    /// background once older than `dirCacheTime`), fetched from the remote otherwise.
-    func folderState(_ folder: ItemIdentifier) async throws -> FolderState {
-        if let item = cachedItem(folder), item.kind != .folder {
-            throw error(.notAFolder, folder, "not a folder")
-        }
-        let now = Self.now
-        workingSet.used(folder, at: now)
-        let known = preload(folder)
-        let cached: FolderState? = lock.withLock { s in
-            guard let listed = known ? loadedState(&s, folder) : s.namespace[folder], listed.listedAt != nil else { return nil }
-            noteUse(&s, folder, listed, now: now)
-            return listed
-        }
-        if let cached { return cached }
-        let task = lock.withLock { s in s.refreshes[folder] ?? startRefresh(&s, folder) }
-        return try await task.value
+    /// A folder's listing, verified by this mount unless the remote does not answer
+    /// (`Enumerations.verifiedState`).
+    func verifiedState(_ folder: ItemIdentifier) async throws -> FolderState {
+        try await enumerations.verifiedState(folder, host: self)
     }
 
-    /// A listed folder is in use (lock held; the caller tells `workingSet`): a revalidation
-    /// once it is older than `dirCacheTime` — or from an earlier mount, whatever its age.
-    func noteUse(_ s: inout DomainState, _ folder: ItemIdentifier, _ listed: FolderState, now: Double) {
-        if now - (listed.listedAt ?? 0) > options.dirCacheTime || !listed.verified, s.refreshes[folder] == nil,
-           now - (listed.lastFailure ?? 0) > options.retryAfterFailure {
-            _ = startRefresh(&s, folder)
-        }
-    }
-
-    /// Starts (lock held) an enumeration of `folder` that replaces its placeholders, owned by
-    /// `tasks` (an unmount cancels it). Once the unmount began, a task that fails at once.
-    func startRefresh(_ s: inout DomainState, _ folder: ItemIdentifier) -> Task<FolderState, Error> {
-        let started = tasks.run { [self] in
-            defer { lock.withLock { s in s.refreshes[folder] = nil } }
-            let started = ReachabilityTracker.clock
-            do {
-                let state = try await enumerate(folder)
-                remoteAnswered(startedAt: started)
-                return state
-            } catch {
-                lock.withLock { s in s.namespace[folder]?.lastFailure = Self.now }
-                remoteFailed(error, startedAt: started)
-                if let e = error as? ProviderError, e.kind == .notFound {
-                    folderGone(folder)
-                }
-                log.warning("listing \(folder) failed: \(error)")
-                throw error
-            }
-        }
-        guard let t = started else {
-            let remote = provider.remoteDescription
-            return Task { throw ProviderError(.cancelled, remote: remote, path: folder.rawValue, detail: "unmounting") }
-        }
-        s.refreshes[folder] = t
-        return t
-    }
-
-    /// A request to the remote that started at `startedAt` got an answer: if the remote was
-    /// offline, it is back (published once). Call without `lock`.
-    func remoteAnswered(startedAt: Double) {
-        if let event = reachability.succeeded(startedAt: startedAt) {
-            log.notice("\(provider.remoteDescription) answers again")
-            userEvents.publish(event)
-        }
-    }
-
-    /// A request to the remote that started at `startedAt` failed: a network error takes the
-    /// remote offline (published once, not per failure). Call without `lock`.
-    func remoteFailed(_ error: Error, startedAt: Double) {
-        guard let e = error as? ProviderError, let event = reachability.failed(e, startedAt: startedAt) else { return }
-        log.warning("\(provider.remoteDescription) does not answer: \(e)")
-        userEvents.publish(event)
-    }
-
-    /// Forgets placeholders at and below `id` (it is gone at the remote).
-    func forgetSubtree(_ id: ItemIdentifier) {
-        try? store.removeSubtree(id)
-        lock.withLock { s in s.namespace.removeName(id) }
-    }
+    /// Waits until every listing answered so far is in the store.
+    public func waitForListingSaves() async { await enumerations.waitForListingSaves() }
 
     // MARK: content
 
@@ -339,7 +195,7 @@ public final class Domain: @unchecked Sendable {
         guard wasDirty else { return entry }
         if let parent = id.parent { preload(parent) }
         let reconciled = lock.withLock { s -> Bool in
-            guard s.dirty[id] == nil, let now = cachedItemLocked(&s, id, load: false), now.kind == .file else { return false }
+            guard s.dirty[id] == nil, let now = placeholders.cachedItemLocked(&s, id, load: false), now.kind == .file else { return false }
             let confirmed = Self.contentVersion(now)
             guard confirmed != version else { return false }
             return entry.withLock { () -> Bool in
@@ -422,7 +278,7 @@ public final class Domain: @unchecked Sendable {
                     f = newer
                     continue
                 }
-                await refreshItem(f.item.identifier)
+                await enumerations.refreshItem(f.item.identifier)
                 throw e
             } catch let e as ProviderError where e.kind == .noSpace && evicted < 4 {
                 // The disk was full for a request this read shared (another reader's, the
@@ -447,21 +303,6 @@ public final class Domain: @unchecked Sendable {
             // reply (dropped for another request, `makeRoom`): then they are fetched again.
             evicted += 1
             if evicted == 5 { throw error(.noSpace, f.item.identifier, "the cache disk is too small to hold even this read") }
-        }
-    }
-
-    /// Re-reads one item's metadata (after the remote changed under a read).
-    func refreshItem(_ id: ItemIdentifier) async {
-        guard !id.isRoot else { return }
-        do {
-            let listed = try await provider.item(for: id)
-            let item = lock.withLock { s in s.namespace.withKeptTime(listed) }
-            try? store.upsert(item)
-            lock.withLock { s in s.namespace.replaceIfListed(item) }
-        } catch let e as ProviderError where e.kind == .notFound {
-            forgetSubtree(id)
-        } catch {
-            log.warning("cannot refresh \(id): \(error)")
         }
     }
 
@@ -523,7 +364,7 @@ public final class Domain: @unchecked Sendable {
         return Status(cachedFiles: records.count,
                       cachedBytes: records.reduce(0) { $0 + $1.ranges.count }, cacheLimit: content.limit,
                       pendingUploads: pending.items, pendingBytes: pending.bytes, failedUploads: pending.failed, refusedUploads: refusedUploads(),
-                      lastNetworkError: reachability.lastNetworkError)
+                      lastNetworkError: enumerations.reachability.lastNetworkError)
     }
 
     /// Ends the mount: evicts all content that is not pinned unless `keepContent`.
@@ -545,7 +386,7 @@ public final class Domain: @unchecked Sendable {
         content.stopDownloads(timeout: 5)
         let evicted = keepContent ? (0, 0) : content.evictAll()
         // Placeholders of the last listings: the next mount browses them (a save takes ms).
-        if listingSaveGroup.wait(timeout: .now() + 10) == .timedOut { log.warning("unmounting with a listing still being saved") }
+        enumerations.waitForListingSaves(within: 10)
         store.close()
         return evicted
     }

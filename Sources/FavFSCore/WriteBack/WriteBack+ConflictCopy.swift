@@ -40,7 +40,7 @@ extension WriteBack {
                 defer { close(fd) }
                 var copy = try await w.upload(copyId, from: ContentSource(fd: fd, length: length), precondition: .mustNotExist)
                 copy.kind = .file
-                host.setPlaceholder(copy, persist: true)
+                placeholders.setPlaceholder(copy, persist: true)
                 log.warning("conflict: \(id) changed on \(provider.remoteDescription) while edited here (\(cause.detail)); the remote version keeps the name, the local one was saved as \(copyId.name)")
                 saved = copy
             } catch let e as ProviderError where e.kind == .exists && attempt < 20 {

@@ -32,7 +32,7 @@ extension WriteBack {
             do {
                 var created = try await w.createFolder(f)
                 created.kind = .folder
-                host.setPlaceholder(created, persist: true)
+                placeholders.setPlaceholder(created, persist: true)
             } catch let e as ProviderError where e.kind == .exists {
                 continue  // made by someone else meanwhile: as good
             } catch let e as ProviderError where e.isTransient {

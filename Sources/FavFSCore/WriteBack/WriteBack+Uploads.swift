@@ -19,7 +19,7 @@ extension WriteBack {
                 log.debug("upload of \(id) ends: the file was deleted and made again (its own upload follows)")
                 return
             }
-            guard let item = host.cachedItem(id), item.kind == .file, let w = try? host.writer(id) else {
+            guard let item = placeholders.cachedItem(id), item.kind == .file, let w = try? host.writer(id) else {
                 finishFailed(id, error(.notFound, id, "the item to upload is gone"))
                 return
             }
@@ -165,10 +165,10 @@ extension WriteBack {
         // dirty state together, under the lock `openFile` reads them under, so an open never
         // sees "clean" with the old content version (it would discard the cache file an upload
         // may still be reading), and a write right after dirties it with the right base.
-        if let parent = id.parent { host.preload(parent) }
+        if let parent = id.parent { placeholders.preload(parent) }
         let begun: DirtyState? = lock.withLock { s in
             guard let d = s.dirty.beginCommit(id, generation: generation, version: item.version) else { return nil }
-            item = host.withFirstSeenTimeLocked(&s, item)
+            item = placeholders.withFirstSeenTimeLocked(&s, item)
             return d
         }
         var recorded = false
@@ -212,7 +212,7 @@ extension WriteBack {
         }
         if let state {
             // Its new time (and, where a time is part of it, version) in the store too.
-            if lateTimeSet { host.setPlaceholder(item, persist: true) }
+            if lateTimeSet { placeholders.setPlaceholder(item, persist: true) }
             for waiter in state.waiters { waiter.resume() }
             log.info("uploaded \(id) (\(item.size) bytes, version \(item.version ?? "-"))")
             return true

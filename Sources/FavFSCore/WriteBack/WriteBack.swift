@@ -1,24 +1,14 @@
 import Foundation
 import Logging
 
-/// What write-back asks of the namespace it uploads for (`Domain`): placeholders and folder
-/// times. Passed to each call that needs it, as `PinningHost` is, so a running upload keeps
+/// What write-back asks of the core it uploads for (`Domain`): folder times, kept times, the
+/// writer (placeholders it writes through `Placeholders`). Passed to each call that needs it, as `PinningHost` is, so a running upload keeps
 /// its host alive and write-back holds no reference back to it.
 protocol WriteBackHost: AnyObject, Sendable {
-    /// The placeholder of `id`, from memory or the store. No network.
-    func cachedItem(_ id: ItemIdentifier) -> Item?
-    /// Puts an item into its parent's listing (memory and, `persist`, the store).
-    func setPlaceholder(_ item: Item, persist: Bool)
-    /// Brings a folder's placeholders into memory without `Domain.lock` (see `Domain.preload`).
-    @discardableResult func preload(_ folder: ItemIdentifier) -> Bool
-    /// Forgets placeholders at and below `id` (it is gone at the remote).
-    func forgetSubtree(_ id: ItemIdentifier)
     /// An entry of `folder` was created, removed or renamed: its time moves.
     func folderChanged(_ folder: ItemIdentifier)
     /// Keeps a time the remote does not keep, bound to `version`.
     func keepTime(_ id: ItemIdentifier, version: String, time: Timestamp, because e: ProviderError)
-    /// `item` with a first-seen time where it has none (`Domain.lock` held: `s`).
-    func withFirstSeenTimeLocked(_ s: inout DomainState, _ item: Item) -> Item
     /// The provider's write side, or a read-only error.
     func writer(_ id: ItemIdentifier) throws -> any WritableProvider
 }
@@ -34,7 +24,8 @@ protocol WriteBackHost: AnyObject, Sendable {
 /// tasks are the core's (`OwnedTasks`), stopped at unmount after the uploads drained.
 final class WriteBack: Sendable {
     let provider: any Provider
-    let store: PlaceholderStore
+    /// The placeholders a commit, a refusal or a conflict copy writes (and the store).
+    let placeholders: Placeholders
     let content: ContentCache
     let options: DomainOptions
     /// `Domain.lock`: the dirty set, and the namespace a commit updates with it.
@@ -48,10 +39,10 @@ final class WriteBack: Sendable {
     let streamer: (provider: any StreamingUploadProvider, threshold: Int64)?
     let log = Logger(label: "favfs.domain")
 
-    init(provider: any Provider, store: PlaceholderStore, content: ContentCache, options: DomainOptions,
+    init(provider: any Provider, placeholders: Placeholders, content: ContentCache, options: DomainOptions,
          lock: Guarded<DomainState>, handles: HandleTable, tasks: OwnedTasks, userEvents: Feed<UserEvent>) {
         self.provider = provider
-        self.store = store
+        self.placeholders = placeholders
         self.content = content
         self.options = options
         self.lock = lock
@@ -60,6 +51,8 @@ final class WriteBack: Sendable {
         self.userEvents = userEvents
         streamer = (provider as? any StreamingUploadProvider).map { ($0, $0.streamingThreshold) }
     }
+
+    var store: PlaceholderStore { placeholders.store }
 
     func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
         ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
@@ -89,9 +82,9 @@ final class WriteBack: Sendable {
         }
         // The placeholders may predate the last writes (a crash before close): sizes from the files.
         for j in rows {
-            guard var item = host.cachedItem(j.id), let (fd, length) = try? content.openForUpload(j.id) else { continue }
+            guard var item = placeholders.cachedItem(j.id), let (fd, length) = try? content.openForUpload(j.id) else { continue }
             close(fd)
-            if item.size != length { item.size = length; host.setPlaceholder(item, persist: true) }
+            if item.size != length { item.size = length; placeholders.setPlaceholder(item, persist: true) }
         }
         let refused = rows.filter { $0.refused != nil }.count
         if rows.count > refused { log.info("resuming \(rows.count - refused) pending upload(s) from the journal") }
@@ -141,7 +134,7 @@ final class WriteBack: Sendable {
     /// `refusedUploads`.
     func pendingUploads(host: any WriteBackHost) -> (items: Int, bytes: Int64, failed: [ProviderError]) {
         let snapshot = lock.withLock { s in s.dirty.pending }
-        let bytes = snapshot.keys.reduce(Int64(0)) { $0 + (host.cachedItem($1)?.size ?? 0) }
+        let bytes = snapshot.keys.reduce(Int64(0)) { $0 + (placeholders.cachedItem($1)?.size ?? 0) }
         return (snapshot.count, bytes, snapshot.values.compactMap { $0.uploading ? nil : $0.failure })
     }
 

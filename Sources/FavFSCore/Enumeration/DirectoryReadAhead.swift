@@ -22,10 +22,83 @@ struct SiblingReadAhead: Sendable {
 ///
 /// Unlike `prefetchSubfolders(of:)` (a folder just listed, whose subfolders may never be
 /// visited), this follows a walk that is under way: it starts at once, without waiting for
-/// file reading to pause.
-extension Domain {
+/// file reading to pause. Both are this part's: background work with no state but the
+/// read-ahead's own (`siblingReadAhead` in `DomainState`), passed the host to give listings.
+final class DirectoryReadAhead: Sendable {
+    let options: DomainOptions
+    let placeholders: Placeholders
+    let enumerations: Enumerations
+    /// `Domain.lock`: the read-ahead's state (`siblingReadAhead`) beside the listings in flight
+    /// it starts (`startRefresh` runs with the lock held).
+    let lock: Guarded<DomainState>
+    let tasks: OwnedTasks
+    /// When a program last read: the read-ahead of a folder just listed waits for a pause.
+    let workingSet: WorkingSet
+
+    init(options: DomainOptions, placeholders: Placeholders, enumerations: Enumerations, lock: Guarded<DomainState>,
+         tasks: OwnedTasks, workingSet: WorkingSet) {
+        self.options = options
+        self.placeholders = placeholders
+        self.enumerations = enumerations
+        self.lock = lock
+        self.tasks = tasks
+        self.workingSet = workingSet
+    }
+
+    /// Lists never-listed subfolders of `state` in the background, a few at a time. Each
+    /// listing is shared with an opendir that comes meanwhile.
+    func prefetchSubfolders(of state: FolderState, host: any EnumerationsHost) {
+        guard options.prefetchSubfolders > 0 else { return }
+        // Each subfolder is read from the store (`preload`) before the lock asks whether it
+        // was ever listed.
+        var found: [ItemIdentifier] = []
+        for sub in state.items where sub.kind == .folder && found.count < options.prefetchSubfolders {
+            let known = placeholders.preload(sub.identifier)
+            if lock.withLock({ s in s.refreshes[sub.identifier] == nil && placeholders.loadedState(&s, sub.identifier, load: known)?.listedAt == nil }) {
+                found.append(sub.identifier)
+            }
+        }
+        let candidates = found
+        guard !candidates.isEmpty else { return }
+        let limit = options.prefetchConcurrency
+        tasks.start(priority: .utility) { [self] in
+            // Foreground first: a listing of a big subfolder costs seconds of CPU, and a file
+            // opened right after browsing must not wait behind it.
+            try? await Task.sleep(nanoseconds: UInt64(options.prefetchDelay * 1e9))
+            await withTaskGroup(of: Void.self) { group in
+                var running = 0
+                for child in candidates where !Task.isCancelled {
+                    if running >= limit { await group.next(); running -= 1 }
+                    await waitForQuiet()
+                    let known = placeholders.preload(child)
+                    let task: Task<FolderState, Error>? = lock.withLock { s in
+                        if let t = s.refreshes[child] { return t }
+                        if placeholders.loadedState(&s, child, load: known)?.listedAt != nil { return nil }
+                        return enumerations.startRefresh(&s, child, host: host)
+                    }
+                    guard let task else { continue }
+                    group.addTask { _ = try? await task.value }
+                    running += 1
+                }
+            }
+        }
+    }
+
+    /// Returns once no file was opened or read for `prefetchQuietTime`.
+    func waitForQuiet() async {
+        let quiet = options.prefetchQuietTime
+        guard quiet > 0 else { return }
+        while true {
+            let since = Domain.now - workingSet.lastForegroundRead
+            if since >= quiet { return }
+            try? await Task.sleep(nanoseconds: UInt64((quiet - since) * 1e9) + 1_000_000)
+        }
+    }
+
+    // MARK: walks
+
     /// `folder` was read (a readdir): list the subfolders after it in its parent ahead.
-    func readAheadSiblings(of folder: ItemIdentifier) {
+    func readAheadSiblings(of folder: ItemIdentifier, host: any EnumerationsHost) {
         guard options.prefetchSubfolders > 0, options.prefetchConcurrency > 0, let parent = folder.parent else { return }
         let unknown = preloadSiblings(in: parent, after: folder.name)
         lock.withLock { s in
@@ -37,7 +110,7 @@ extension Domain {
             if at > r.userAt { r.walking = true }
             r.userAt = at
             s.siblingReadAhead[parent] = r
-            if r.walking { fillSiblingReadAhead(&s, in: parent, unknownToStore: unknown) }
+            if r.walking { fillSiblingReadAhead(&s, in: parent, unknownToStore: unknown, host: host) }
         }
     }
 
@@ -46,7 +119,8 @@ extension Domain {
     /// memory nor among those `preloadSiblings` just found the store knows nothing of ends the
     /// scan for now (asking the store here would hold the lock over SQLite): the next fill,
     /// after its own preload, goes on from there.
-    private func fillSiblingReadAhead(_ s: inout DomainState, in parent: ItemIdentifier, unknownToStore: Set<ItemIdentifier>) {
+    private func fillSiblingReadAhead(_ s: inout DomainState, in parent: ItemIdentifier, unknownToStore: Set<ItemIdentifier>,
+                                      host: any EnumerationsHost) {
         guard var r = s.siblingReadAhead[parent], let siblings = s.namespace[parent] else { return }
         let end = min(siblings.items.count, r.userAt + 1 + options.prefetchSubfolders)
         r.scanned = max(r.scanned, r.userAt + 1)
@@ -56,14 +130,14 @@ extension Domain {
             if item.kind == .folder, s.refreshes[id] == nil, s.namespace[id] == nil, !unknownToStore.contains(id) { break }
             r.scanned += 1
             guard item.kind == .folder, s.refreshes[id] == nil, s.namespace[id]?.listedAt == nil else { continue }
-            let listing = startRefresh(&s, id)
+            let listing = enumerations.startRefresh(&s, id, host: host)
             r.inFlight += 1
             tasks.start(priority: .utility) { [self] in
                 _ = try? await listing.value
                 let unknown = preloadSiblings(in: parent, after: nil)
                 lock.withLock { s in
                     s.siblingReadAhead[parent]?.inFlight -= 1
-                    fillSiblingReadAhead(&s, in: parent, unknownToStore: unknown)
+                    fillSiblingReadAhead(&s, in: parent, unknownToStore: unknown, host: host)
                 }
             }
         }
@@ -89,6 +163,6 @@ extension Domain {
             guard start < end else { return [] }
             return siblings.items[start..<end].filter { $0.kind == .folder && s.namespace[$0.identifier] == nil }.map(\.identifier)
         }
-        return Set(window.filter { !preload($0) })
+        return Set(window.filter { !placeholders.preload($0) })
     }
 }

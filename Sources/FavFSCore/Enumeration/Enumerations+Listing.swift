@@ -3,8 +3,8 @@ import Foundation
 /// Enumerating a folder: the remote's listing, merged with what was changed here meanwhile,
 /// answers from memory at once; its placeholders are saved to the store right after, off the
 /// waiting `readdir`'s path (5,000 entries take 17-21 ms to save, 100,000 about a second).
-extension Domain {
-    func enumerate(_ folder: ItemIdentifier) async throws -> FolderState {
+extension Enumerations {
+    func enumerate(_ folder: ItemIdentifier, host: any EnumerationsHost) async throws -> FolderState {
         // The previous listing of this folder finishes saving first: its change tracking
         // (`Namespace.listingStarts`) and its save must not interleave with this one's.
         if let saving = lock.withLock({ s in s.listingSaves[folder] }) { await saving.value }
@@ -19,14 +19,14 @@ extension Domain {
         }
         items += await stillThere(leftOutOf: items, in: folder)
         let fetched = Date()
-        let listedAt = Self.now
-        var folderItem = cachedItem(folder) ?? Item(identifier: folder, kind: .folder)
+        let listedAt = Domain.now
+        var folderItem = placeholders.cachedItem(folder) ?? Item(identifier: folder, kind: .folder)
         folderItem.kind = .folder
-        preload(folder)
+        placeholders.preload(folder)
         // Local changes not yet uploaded, and names created, removed or renamed here while the
         // listing ran, win over what the remote lists (or does not list yet).
         let (state, mergedAt, previous): (FolderState, UInt64, FolderState?) = lock.withLock { s in
-            let local = s.dirty.ids(in: folder).compactMap { loadedState(&s, folder)?[$0.name] }
+            let local = s.dirty.ids(in: folder).compactMap { placeholders.loadedState(&s, folder)?[$0.name] }
             if !local.isEmpty {
                 let names = Set(local.map(\.name))
                 items = items.filter { !names.contains($0.name) } + local
@@ -35,13 +35,13 @@ extension Domain {
             // upload makes it again); a file another client put at its name wins.
             let listed = Set(items.map(\.name))
             for name in s.dirty.folderNames(holdingChangesIn: folder) where !listed.contains(name) {
-                if let kept = loadedState(&s, folder)?[name], kept.kind == .folder { items.append(kept) }
+                if let kept = placeholders.loadedState(&s, folder)?[name], kept.kind == .folder { items.append(kept) }
             }
             items = overlayChanges(&s, items, in: folder, since: since)
             if s.namespace.keepsTimes { items = items.map { s.namespace.withKeptTime($0) } }
             if items.contains(where: { $0.modifiedTime == nil }) {
-                let before = loadedState(&s, folder), now = Self.now
-                items = items.map { Self.withFirstSeenTime($0, before: before?[$0.name], now: now) }
+                let before = placeholders.loadedState(&s, folder), now = Domain.now
+                items = items.map { Placeholders.withFirstSeenTime($0, before: before?[$0.name], now: now) }
             }
             var state = FolderState(folder: folder, items: items, listedAt: listedAt)
             state.verified = true
@@ -60,7 +60,7 @@ extension Domain {
         saveListing(folder, folderItem, items, listedAt: listedAt, mergedAt: mergedAt, fetched: fetched.timeIntervalSince(started))
         (provider as? any FolderWatchingProvider)?.watch(folder)
         if let previous, previous.listedAt != nil {
-            applyRemoteChanges(RemoteChange.diff(old: previous.items, new: state.items), in: state)
+            host.applyRemoteChanges(RemoteChange.diff(old: previous.items, new: state.items), in: state)
         }
         return state
     }
@@ -87,7 +87,7 @@ extension Domain {
     private func saveListing(_ folder: ItemIdentifier, _ folderItem: Item, _ items: [Item], listedAt: Double,
                              mergedAt: UInt64, fetched: TimeInterval) {
         let store = self.store
-        listingSaveGroup.enter()
+        saveGroup.enter()
         lock.withLock { s in
             s.listingSaves[folder] = Task { [self] in
                 let started = Date()
@@ -100,7 +100,7 @@ extension Domain {
                     log.error("cannot save the placeholders of \(folder): \(error)")
                 }
                 let late: [(String, Item?)] = lock.withLock { s in
-                    s.namespace.names(in: folder, changedAfter: mergedAt).map { ($0, loadedState(&s, folder)?[$0]) }
+                    s.namespace.names(in: folder, changedAfter: mergedAt).map { ($0, placeholders.loadedState(&s, folder)?[$0]) }
                 }
                 for (name, item) in late {
                     if let item { try? store.upsert(item) } else { try? store.removeSubtree(folder.child(name)) }
@@ -109,15 +109,20 @@ extension Domain {
                     s.namespace.listingEnds(folder)
                     s.listingSaves[folder] = nil
                 }
-                listingSaveGroup.leave()
+                saveGroup.leave()
                 log.debug("listed \(folder): \(items.count) items, fetched in \(Int(fetched * 1000)) ms, stored in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
             }
         }
     }
 
     /// Waits until every listing answered so far is in the store.
-    public func waitForListingSaves() async {
+    func waitForListingSaves() async {
         while let saving = lock.withLock({ s in s.listingSaves.values.first }) { await saving.value }
+    }
+
+    /// At unmount, before the store closes: waits for the listing saves, `seconds` at most.
+    func waitForListingSaves(within seconds: Double) {
+        if saveGroup.wait(timeout: .now() + seconds) == .timedOut { log.warning("unmounting with a listing still being saved") }
     }
 
     /// `items` with the names changed here since `since` taken from the current placeholders
@@ -126,7 +131,7 @@ extension Domain {
         let changed = s.namespace.names(in: folder, changedAfter: since)
         guard !changed.isEmpty else { return items }
         var byName = Dictionary(items.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        for name in changed { byName[name] = loadedState(&s, folder)?[name] }
+        for name in changed { byName[name] = placeholders.loadedState(&s, folder)?[name] }
         return Array(byName.values)
     }
 }
