@@ -22,18 +22,18 @@ final class OpenDuringCommitTests: XCTestCase {
         let before = try XCTUnwrap(seen)
         XCTAssertTrue(wasDirty)
         d.closeFile(h)
-        try await d.writeBack.flushUploads(under: id, host: d)
+        try await d.writeBack.flushUploads(under: id, host: d.writing)
         let committed = try XCTUnwrap(d.cachedItem(id))
         XCTAssertNotEqual(Domain.contentVersion(committed), Domain.contentVersion(before), "the upload made a new version")
         // ...and the entry it retains after the commit.
-        let entry = try d.retainForOpen(before, version: Domain.contentVersion(before), dirty: wasDirty)
+        let entry = try d.reading.retainForOpen(before, version: Domain.contentVersion(before), dirty: wasDirty)
         XCTAssertEqual(entry.withLock { entry.version }, Domain.contentVersion(committed),
                        "the entry carries the version from before the commit")
         // A write through that handle is a change of the committed version, not a conflict.
-        let h2 = d.addHandle(OpenFile(item: before, entry: entry, writable: true))
+        let h2 = d.handles.add(OpenFile(item: before, entry: entry, writable: true))
         _ = try Data("three, the last\n".utf8).withUnsafeBytes { try d.write(handle: h2, offset: 0, $0) }
         d.closeFile(h2)
-        try await d.writeBack.flushUploads(under: id, host: d)
+        try await d.writeBack.flushUploads(under: id, host: d.writing)
         XCTAssertEqual(try Data(contentsOf: f.served.appendingPathComponent("a.txt")), Data("three, the last\n".utf8))
         let names = try FileManager.default.contentsOfDirectory(atPath: f.served.path)
         XCTAssertEqual(names, ["a.txt"], "a conflict copy of our own edit")

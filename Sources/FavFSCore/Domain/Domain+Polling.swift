@@ -39,7 +39,7 @@ extension Domain: PollerHost {
 
     func remoteFailed(_ error: Error, startedAt: Double) { enumerations.remoteFailed(error, startedAt: startedAt) }
 
-    func retryFailedUploads() { writeBack.retryFailedUploads(host: self) }
+    func retryFailedUploads() { writeBack.retryFailedUploads(host: writing) }
 
     /// A folder is gone at the remote: its placeholders are forgotten, and the kernel is told
     /// if this mount showed it. Unless a file below it changed here and is not uploaded yet:

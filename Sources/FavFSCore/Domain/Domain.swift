@@ -26,8 +26,14 @@ public final class Domain: @unchecked Sendable {
     let enumerations: Enumerations
     /// Listings started ahead of a program walking a tree, or after a folder was shown.
     let directoryReadAhead: DirectoryReadAhead
-    /// The remote's largest file (`WritableProvider.maxFileSize`), read once: checked on every write.
-    let maxFileSize: Int64?
+    /// Opens for reading and reads: startProviding, read-ahead, a reader moved to a newer version.
+    let reading: Reading
+    /// Content changes made here: the cache file, the journal, handing them to write-back.
+    let writing: Writing
+    /// mkdir, symlink, unlink, rmdir, rename: at the remote first, then the placeholders.
+    let namespaceChanges: NamespaceChanges
+    /// `copy_file_range` of a whole file made at the remote.
+    let serverSideCopy: ServerSideCopy
     /// Uploads of what changed here: the upload loop, commits, conflict copies, streams.
     let writeBack: WriteBack
     /// Folders in recent use, polled folders' stamps, when a program last read: what
@@ -49,7 +55,6 @@ public final class Domain: @unchecked Sendable {
         self.store = store
         self.content = content
         self.options = options
-        maxFileSize = (provider as? any WritableProvider)?.maxFileSize
         let namespace = Namespace(root: (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder),
                                   keptTimes: KeptModifiedTimes((try? store.keptTimes()) ?? []))
         lock = Guarded("Domain.lock", DomainState(namespace: namespace))
@@ -58,9 +63,17 @@ public final class Domain: @unchecked Sendable {
                                     tasks: tasks, workingSet: workingSet, userEvents: userEvents)
         directoryReadAhead = DirectoryReadAhead(options: options, placeholders: placeholders, enumerations: enumerations,
                                                 lock: lock, tasks: tasks, workingSet: workingSet)
+        reading = Reading(provider: provider, content: content, options: options, placeholders: placeholders,
+                          enumerations: enumerations, handles: handles, tasks: tasks, workingSet: workingSet)
         pinning = Pinning(store: store, content: content, provider: provider)
         writeBack = WriteBack(provider: provider, placeholders: placeholders, content: content, options: options,
                               lock: lock, handles: handles, tasks: tasks, userEvents: userEvents)
+        writing = Writing(provider: provider, content: content, options: options, placeholders: placeholders,
+                          reading: reading, enumerations: enumerations, handles: handles, writeBack: writeBack, tasks: tasks)
+        namespaceChanges = NamespaceChanges(provider: provider, content: content, placeholders: placeholders,
+                                            enumerations: enumerations, writing: writing, pinning: pinning)
+        serverSideCopy = ServerSideCopy(provider: provider, content: content, placeholders: placeholders,
+                                        handles: handles, writing: writing)
     }
 
     static var now: Double { Date().timeIntervalSince1970 }
@@ -169,141 +182,39 @@ public final class Domain: @unchecked Sendable {
         item.contentTag ?? "size=\(item.size) mtime=\(item.modified ?? 0)"
     }
 
-    /// Opens a file for reading. No network: content is fetched by reads. `keepCache` tells the
-    /// kernel its page cache of this file is still valid (same version as at the last open).
-    public func openFile(_ id: ItemIdentifier) throws -> (handle: UInt64, keepCache: Bool) {
-        let (found, isDirty) = snapshot(id)
-        guard let item = found else { throw error(.notFound, id, "no such item") }
-        guard item.kind == .file else { throw error(.isAFolder, id, "not a file") }
-        let version = Self.contentVersion(item)
-        let entry = try retainForOpen(item, version: version, dirty: isDirty)
-        workingSet.foregroundRead(at: Self.now)
-        return handles.addReader(OpenFile(item: item, entry: entry), as: id, version: version)
-    }
-
-    /// The content entry an open uses. A dirty item's cache file is its only copy, whatever
-    /// version it is recorded under (`local`). `item` and `dirty` were read before, under the
-    /// lock; `retain` runs without it, and an upload's commit may land in between: the dirty
-    /// content is then confirmed under a new version, and an entry `retain` made anew (none
-    /// was in the table for the commit to update) carries the old one. A write through such a
-    /// handle took our own upload for a change at the remote and made a conflict copy of the
-    /// user's next edit (fsx on an SMB mount, with the machine busy). So the entry takes the
-    /// version memory holds once `retain` returns.
-    func retainForOpen(_ item: Item, version: String, dirty wasDirty: Bool) throws -> ContentEntry {
-        let id = item.identifier
-        let entry = try content.retain(item: item, version: version, asHandle: true, local: wasDirty)
-        guard wasDirty else { return entry }
-        if let parent = id.parent { preload(parent) }
-        let reconciled = lock.withLock { s -> Bool in
-            guard s.dirty[id] == nil, let now = placeholders.cachedItemLocked(&s, id, load: false), now.kind == .file else { return false }
-            let confirmed = Self.contentVersion(now)
-            guard confirmed != version else { return false }
-            return entry.withLock { () -> Bool in
-                guard entry.version == version else { return false }
-                entry.version = confirmed
-                return true
-            }
-        }
-        // `retain` may have recorded the entry under the old version over the commit's row.
-        if reconciled { content.persist(entry) }
-        return entry
-    }
-
     /// Closes a handle. The last writable handle of a dirty item starts its upload.
     public func closeFile(_ handle: UInt64) {
-        guard let f = handles.remove(handle) else { return }
-        if f.writable { finishWriting(f) }
-        dropOrphan(ifLastHandleOf: f.entry)
-        content.release(f.entry, asHandle: true)
-        // --cache-size holds once a file is closed (an open file is never evicted), not only
-        // at the next download.
-        content.scheduleEviction()
+        writing.close(handle)
+    }
+
+    /// Opens a file for reading. No network: content is fetched by reads. `keepCache` tells the
+    /// kernel its page cache of this file is still valid (same version as at the last open).
+    public func openFile(_ id: ItemIdentifier) throws -> (handle: UInt64, keepCache: Bool) { try reading.openFile(id) }
+
+    /// The size of the content an open handle reads, nil for an unknown handle.
+    public func openSize(handle: UInt64) -> Int64? { reading.openSize(handle: handle) }
+
+    /// Serves a read from the cache file when every byte is present; nil when it must wait for
+    /// a download (then call `read`). Starts read-ahead either way. Never touches the network.
+    public func readIfPresent(handle: UInt64, offset: Int64, size: Int) -> ReadResult? {
+        reading.readIfPresent(handle: handle, offset: offset, size: size)
+    }
+
+    /// Reads through the cache: waits for the missing chunks of this range (startProviding) and
+    /// starts read-ahead for a sequential reader (`Reading.read`).
+    public func read(handle: UInt64, offset: Int64, size: Int) async throws -> ReadResult {
+        try await reading.read(handle: handle, offset: offset, size: size)
+    }
+
+    /// After `id` was deleted or replaced here, the inode that named it is called `orphan`:
+    /// the deleted content of its open handles answers to that name until the last close.
+    public func adoptOrphan(_ orphan: ItemIdentifier, was id: ItemIdentifier) {
+        handles.adoptOrphan(orphan, was: id)
     }
 
     /// The content version of `id`'s placeholder now (nil: none, or not a file). No network.
     public func contentVersion(of id: ItemIdentifier) -> String? {
         cachedItem(id).flatMap { $0.kind == .file ? Self.contentVersion($0) : nil }
-    }
-
-    /// The size of the content an open handle reads, nil for an unknown handle.
-    public func openSize(handle: UInt64) -> Int64? {
-        handles.file(handle).map { f in f.entry.withLock { f.entry.size } }
-    }
-
-    func openFile(handle: UInt64) throws -> OpenFile {
-        guard let f = handles.file(handle) else {
-            throw ProviderError(.badHandle, remote: provider.remoteDescription, detail: "bad file handle \(handle)")
-        }
-        return f
-    }
-
-    /// Serves a read from the cache file when every byte is present; nil when it must wait for
-    /// a download (then call `read`). Starts read-ahead either way. Never touches the network.
-    public func readIfPresent(handle: UInt64, offset: Int64, size: Int) -> ReadResult? {
-        guard let f = try? openFile(handle: handle) else { return nil }
-        let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
-        if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
-        guard f.entry.beginServing(r) else { return nil }
-        guard f.startServing() else { f.entry.endServing(); return nil }
-        if let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead) {
-            let entry = f.entry, item = f.item, provider = provider, content = content
-            tasks.start { try? await content.provide(entry, item: item, range: prefetch.lowerBound..<prefetch.lowerBound,
-                                                     prefetch: prefetch, provider: provider) }
-        }
-        let entry = f.entry
-        return ReadResult(fd: f.entry.fd, offset: offset, length: r.count, done: { entry.endServing() })
-    }
-
-    /// Reads through the cache: waits for the missing chunks of this range (startProviding) and
-    /// starts read-ahead for a sequential reader. A handle that has served nothing yet follows
-    /// the file to its newer version when the remote changed it (`switchToNewerVersion`).
-    public func read(handle: UInt64, offset: Int64, size: Int) async throws -> ReadResult {
-        var f = try openFile(handle: handle)
-        workingSet.foregroundRead(at: Self.now)
-        // The size the kernel was told, when the handle moved to a newer version.
-        var toldSize: Int64?
-        var switches = 0, evicted = 0
-        while true {
-            let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
-            let grew = toldSize.map { $0 < f.item.size } ?? false ? Self.contentVersion(f.item) : nil
-            if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0, grewToVersion: grew) }
-            let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead)
-            if f.wantsFill() { startFill(f) }
-            do {
-                try await content.provide(f.entry, item: f.item, range: r, prefetch: evicted == 0 ? prefetch : nil, provider: provider)
-            } catch let e as ProviderError where e.kind == .versionChanged {
-                if switches < 3, let newer = await switchToNewerVersion(handle, from: f) {
-                    switches += 1
-                    toldSize = toldSize ?? f.item.size
-                    f = newer
-                    continue
-                }
-                await enumerations.refreshItem(f.item.identifier)
-                throw e
-            } catch let e as ProviderError where e.kind == .noSpace && evicted < 4 {
-                // The disk was full for a request this read shared (another reader's, the
-                // read-ahead's), which made room around its own bytes: this read's own request
-                // makes room around these.
-                evicted += 1
-                continue
-            }
-            if f.entry.beginServing(r) {
-                guard f.startServing() else {
-                    // Moved to a newer version by another read meanwhile.
-                    f.entry.endServing()
-                    toldSize = toldSize ?? f.item.size
-                    f = try openFile(handle: handle)
-                    continue
-                }
-                let entry = f.entry
-                return ReadResult(fd: f.entry.fd, offset: offset, length: r.count, done: { entry.endServing() },
-                                  grewToVersion: grew)
-            }
-            // A file larger than the cache disk may lose bytes between their arrival and this
-            // reply (dropped for another request, `makeRoom`): then they are fetched again.
-            evicted += 1
-            if evicted == 5 { throw error(.noSpace, f.item.identifier, "the cache disk is too small to hold even this read") }
-        }
     }
 
     // MARK: status

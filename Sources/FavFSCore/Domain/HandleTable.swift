@@ -126,3 +126,11 @@ final class HandleTable: Sendable {
         }
     }
 }
+
+/// A file deleted or replaced here while open: POSIX keeps it usable through its descriptors
+/// (`fstat`, `pread`, `pwrite`, `ftruncate`) until the last close. Its content is the cache
+/// file those handles hold, made whole before the remote delete; it is never uploaded.
+struct Orphan {
+    var item: Item
+    let entry: ContentEntry
+}

@@ -64,6 +64,22 @@ final class Enumerations: Sendable {
         throw error(.notFound, parent.child(name), "no such item")
     }
 
+    /// `lookup`, when the folder's verified listing is in memory (an absence is then known);
+    /// starts the revalidation a stale listing gets, as `folderState` does.
+    func lookupImmediately(_ parent: ItemIdentifier, _ name: String, host: any EnumerationsHost) -> Domain.ImmediateLookup? {
+        let now = Domain.now
+        let answer = lock.withLock { s -> Domain.ImmediateLookup? in
+            guard let listed = s.namespace[parent], listed.listedAt != nil, listed.verified else { return nil }
+            noteUse(&s, parent, listed, now: now, host: host)
+            if let item = listed[name] { return .found(item) }
+            // A listing that may leave out dot names cannot say such a name is absent.
+            if mayBeLeftOut(name) { return nil }
+            return .absent
+        }
+        if answer != nil { workingSet.used(parent, at: now) }
+        return answer
+    }
+
     /// Whether a listing of this remote may have left `name` out (nginx: dot names).
     func mayBeLeftOut(_ name: String) -> Bool {
         name.hasPrefix(".") && provider.capabilities.contains(.listingsMayLeaveOutDotNames)

@@ -1,47 +1,78 @@
 import Foundation
+import Logging
 
 /// Namespace changes made through the mount: mkdir, symlink, unlink, rmdir and rename go to
 /// the remote at once, and the placeholders change only once it agreed. Pending uploads at and
 /// below a renamed or deleted item finish first, so the remote moves what the user wrote.
-extension Domain {
-    public func makeFolder(_ parent: ItemIdentifier, _ name: String) async throws -> Item {
+/// Each call is given the host a listing it starts reports to (`EnumerationsHost`).
+final class NamespaceChanges: Sendable {
+    let provider: any Provider
+    let content: ContentCache
+    let placeholders: Placeholders
+    /// A name is looked up, or found free, in a verified listing.
+    let enumerations: Enumerations
+    /// The writer, folder times, dirty checks, and the host of the uploads a rename restarts.
+    let writing: Writing
+    /// The pins follow a rename and go with a delete.
+    let pinning: Pinning
+    let log = Logger(label: "favfs.domain")
+
+    init(provider: any Provider, content: ContentCache, placeholders: Placeholders, enumerations: Enumerations,
+         writing: Writing, pinning: Pinning) {
+        self.provider = provider
+        self.content = content
+        self.placeholders = placeholders
+        self.enumerations = enumerations
+        self.writing = writing
+        self.pinning = pinning
+    }
+
+    var lock: Guarded<DomainState> { placeholders.lock }
+    var store: PlaceholderStore { placeholders.store }
+    var writeBack: WriteBack { writing.writeBack }
+
+    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
+        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
+    }
+
+    func makeFolder(_ parent: ItemIdentifier, _ name: String, host: any EnumerationsHost) async throws -> Item {
         let id = parent.child(name)
-        let w = try writer(id)
+        let w = try writing.writer(id)
         if ItemIdentifier.validate(name: name) != nil { throw error(.invalidName, id, "not a valid folder name") }
         if let problem = w.storageProblem(id, kind: .folder) { throw problem }
-        if try await verifiedState(parent)[name] != nil { throw error(.exists, id, "already exists") }
+        if try await enumerations.verifiedState(parent, host: host)[name] != nil { throw error(.exists, id, "already exists") }
         var item = try await w.createFolder(id)
         item.kind = .folder
-        try? store.replaceChildren(of: item, with: [], listedAt: Self.now)
+        try? store.replaceChildren(of: item, with: [], listedAt: Domain.now)
         placeholders.setPlaceholder(item, persist: false)
         lock.withLock { s in
-            var created = FolderState(folder: id, items: [], listedAt: Self.now)
+            var created = FolderState(folder: id, items: [], listedAt: Domain.now)
             created.verified = true
             s.namespace[id] = created
         }
-        folderChanged(parent)
+        writing.folderChanged(parent)
         return item
     }
 
-    public func makeSymlink(_ parent: ItemIdentifier, _ name: String, target: String) async throws -> Item {
+    func makeSymlink(_ parent: ItemIdentifier, _ name: String, target: String, host: any EnumerationsHost) async throws -> Item {
         let id = parent.child(name)
-        let w = try writer(id)
+        let w = try writing.writer(id)
         if let problem = w.storageProblem(id, kind: .symlink) { throw problem }
-        if try await verifiedState(parent)[name] != nil { throw error(.exists, id, "already exists") }
+        if try await enumerations.verifiedState(parent, host: host)[name] != nil { throw error(.exists, id, "already exists") }
         let item = try await w.createSymlink(id, target: target)
         placeholders.setPlaceholder(item)
-        folderChanged(parent)
+        writing.folderChanged(parent)
         return item
     }
 
     /// Deletes a file or symlink. A file created here and never sent is only dropped locally; one
     /// whose upload was tried but never confirmed is deleted at the remote if it holds our bytes.
-    public func remove(_ parent: ItemIdentifier, _ name: String) async throws {
+    func remove(_ parent: ItemIdentifier, _ name: String, host: any EnumerationsHost) async throws {
         let id = parent.child(name)
-        let w = try writer(id)
-        let item = try await lookup(parent, name)
+        let w = try writing.writer(id)
+        let item = try await enumerations.lookup(parent, name, host: host)
         if item.kind == .folder { throw error(.isAFolder, id, "is a folder") }
-        try await keepContentForOpenHandles(item)
+        try await writing.reading.keepContentForOpenHandles(item)
         // Out of the dirty set before the remote delete: a close still in flight (FUSE sends
         // RELEASE after close returns) must not upload, and so resurrect, what is being deleted.
         // Taken only while no upload of it runs, in one step with that check: an upload claimed
@@ -84,17 +115,17 @@ extension Domain {
         try? store.deleteJournal(id)
         content.remove(id)
         placeholders.forgetSubtree(id)
-        dropPins(id)
-        folderChanged(parent)
+        pinning.drop(id)
+        writing.folderChanged(parent)
         for waiter in state?.waiters ?? [] { waiter.resume() }
     }
 
     /// Deletes an empty folder. Emptiness is checked against a fresh listing: a WebDAV DELETE
     /// would remove a non-empty folder with everything in it.
-    public func removeFolder(_ parent: ItemIdentifier, _ name: String) async throws {
+    func removeFolder(_ parent: ItemIdentifier, _ name: String, host: any EnumerationsHost) async throws {
         let id = parent.child(name)
-        let w = try writer(id)
-        let item = try await lookup(parent, name)
+        let w = try writing.writer(id)
+        let item = try await enumerations.lookup(parent, name, host: host)
         guard item.kind == .folder else { throw error(.notAFolder, id, "not a folder") }
         // Remote children are the provider's check (WritableProvider.delete refuses a non-empty folder).
         // Files changed here anywhere below it (not only its own: a folder inside may be gone
@@ -103,22 +134,22 @@ extension Domain {
         do { try await w.delete(item) }
         catch let e as ProviderError where e.kind == .notFound { }
         placeholders.forgetSubtree(id)
-        dropPins(id)
-        folderChanged(parent)
+        pinning.drop(id)
+        writing.folderChanged(parent)
     }
 
     /// Renames or moves an item, replacing a destination file (or empty folder) unless
     /// `noReplace`. Pending uploads at and below the source finish first, so the remote moves
     /// what the user wrote.
-    public func rename(_ parent: ItemIdentifier, _ name: String, to newParent: ItemIdentifier, _ newName: String,
-                       noReplace: Bool) async throws -> (from: ItemIdentifier, to: ItemIdentifier) {
+    func rename(_ parent: ItemIdentifier, _ name: String, to newParent: ItemIdentifier, _ newName: String,
+                noReplace: Bool, host: any EnumerationsHost) async throws -> (from: ItemIdentifier, to: ItemIdentifier) {
         let source = parent.child(name), destination = newParent.child(newName)
-        let w = try writer(source)
+        let w = try writing.writer(source)
         if ItemIdentifier.validate(name: newName) != nil { throw error(.invalidName, destination, "not a valid name") }
-        let item = try await lookup(parent, name)
+        let item = try await enumerations.lookup(parent, name, host: host)
         if source == destination { return (source, destination) }
         if let problem = w.storageProblem(destination, kind: item.kind) { throw problem }
-        let existing = try await verifiedState(newParent)[newName]
+        let existing = try await enumerations.verifiedState(newParent, host: host)[newName]
         if let existing {
             if noReplace { throw error(.exists, destination, "already exists") }
             if existing.kind == .folder {
@@ -137,10 +168,10 @@ extension Domain {
         // replaced destination must not land after the move.
         log.debug("rename \(source) -> \(destination) replacing=\(existing != nil)")
         if existing == nil, item.kind == .file, try await renameRefusedNewFile(item, to: destination) { return (source, destination) }
-        try await writeBack.flushUploads(under: source, host: self)
+        try await writeBack.flushUploads(under: source, host: writing)
         if let existing {
-            try? await writeBack.flushUploads(under: destination, host: self)
-            if existing.kind == .file { try await keepContentForOpenHandles(existing) }
+            try? await writeBack.flushUploads(under: destination, host: writing)
+            if existing.kind == .file { try await writing.reading.keepContentForOpenHandles(existing) }
         }
         // From here until the rename is recorded, no upload under either name starts (a write
         // and a close by another process meanwhile): it would write under the old name after
@@ -158,17 +189,17 @@ extension Domain {
             // the remote keep their cache records) would collide with what moves in: the move
             // was not recorded (SQLite's UNIQUE on content.id) after the server had made it.
             // None of it is dirty: a folder holding changes stays, and is not empty then.
-            for r in (try? store.contentRecords(atOrBelow: destination)) ?? [] where !isDirty(r.id) { content.remove(r.id) }
+            for r in (try? store.contentRecords(atOrBelow: destination)) ?? [] where !writing.isDirty(r.id) { content.remove(r.id) }
             do {
                 try content.move(source, to: destination) { try store.move(source, to: destination) }
             } catch {
                 throw self.error(.localIO, source, "cannot record the rename: \(error)")
             }
         } catch {
-            for id in lock.withLock({ s in s.dirty.endMove(names) }) { writeBack.scheduleUpload(id, host: self) }
+            for id in lock.withLock({ s in s.dirty.endMove(names) }) { writeBack.scheduleUpload(id, host: writing) }
             throw error
         }
-        movePins(source, to: destination)
+        pinning.move(source, to: destination)
         let (reupload, replacedWaiters) = lock.withLock { s -> ([ItemIdentifier], [UploadWaiter]) in
             s.namespace.moved(source, to: destination)
             // The replaced file's changes went with it (store.move dropped its journal row): its
@@ -179,10 +210,10 @@ extension Domain {
         }
         // An fsync of the replaced file waited for content that no longer exists anywhere.
         for w in replacedWaiters { w.resume() }
-        for id in reupload { writeBack.scheduleUpload(id, host: self) }
+        for id in reupload { writeBack.scheduleUpload(id, host: writing) }
         placeholders.setPlaceholder(lock.withLock { s in s.namespace.withKeptTime(moved) })
-        folderChanged(parent)
-        if newParent != parent { folderChanged(newParent) }
+        writing.folderChanged(parent)
+        if newParent != parent { writing.folderChanged(newParent) }
         return (source, destination)
     }
 
@@ -218,10 +249,10 @@ extension Domain {
         }
         if let journal { try? store.saveJournal(journal) }
         placeholders.setPlaceholder(moved)
-        if let parent = source.parent { folderChanged(parent) }
-        if let parent = destination.parent, parent != source.parent { folderChanged(parent) }
+        if let parent = source.parent { writing.folderChanged(parent) }
+        if let parent = destination.parent, parent != source.parent { writing.folderChanged(parent) }
         log.info("\(source), refused by the server, renamed here to \(destination): uploading it under the new name")
-        writeBack.scheduleUpload(destination, host: self)
+        writeBack.scheduleUpload(destination, host: writing)
         await showWhatTheRemoteHas(at: source)
         return true
     }
@@ -237,6 +268,6 @@ extension Domain {
         let free = lock.withLock { s in s.dirty[id] == nil && placeholders.loadedState(&s, parent)?[id.name] == nil }
         guard free else { return }
         placeholders.setPlaceholder(remote)
-        folderChanged(parent)
+        writing.folderChanged(parent)
     }
 }

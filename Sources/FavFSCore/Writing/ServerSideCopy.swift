@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Server-side copy: `copy_file_range` (what `cp` calls) of a whole file into a file just
 /// created here becomes one remote operation (`ServerSideCopyProvider`) instead of a download
@@ -11,6 +12,30 @@ extension Domain {
         /// Not a case for a server-side copy; the caller copies through reads and writes.
         case fallBack(String)
     }
+}
+
+/// Server-side copies (`copyRange`): the copy's commit is recorded as an upload's is, in
+/// three steps (claimed, the store written without `Domain.lock`, then memory).
+final class ServerSideCopy: Sendable {
+    typealias CopyOutcome = Domain.CopyOutcome
+    let provider: any Provider
+    let content: ContentCache
+    let placeholders: Placeholders
+    let handles: HandleTable
+    /// The destination handle's writes, and the host of the upload a copy that did not happen leaves.
+    let writing: Writing
+    let log = Logger(label: "favfs.domain")
+
+    init(provider: any Provider, content: ContentCache, placeholders: Placeholders, handles: HandleTable, writing: Writing) {
+        self.provider = provider
+        self.content = content
+        self.placeholders = placeholders
+        self.handles = handles
+        self.writing = writing
+    }
+
+    var lock: Guarded<DomainState> { placeholders.lock }
+    var store: PlaceholderStore { placeholders.store }
 
     /// The most one answer can report: FUSE's reply to a copy counts bytes in 32 bits. A larger
     /// copy is made at once and reported over several requests (the kernel asks for the rest).
@@ -25,14 +50,14 @@ extension Domain {
     /// remote's copy, whose content is fetched on demand like any placeholder's. More written
     /// through the destination handle after the copy first needs the copy's content here
     /// (`needsContentBeforeWriting`, `prepareForWriting`).
-    public func copyRange(from sourceHandle: UInt64, offset offsetIn: Int64, to destinationHandle: UInt64,
+    func copyRange(from sourceHandle: UInt64, offset offsetIn: Int64, to destinationHandle: UInt64,
                           offset offsetOut: Int64, length: Int64) async throws -> CopyOutcome {
-        let src = try openFile(handle: sourceHandle)
-        let dst = try openFile(handle: destinationHandle)
+        let src = try writing.reading.file( sourceHandle)
+        let dst = try writing.reading.file( destinationHandle)
         let (sourceId, sourceSize, sourceGone) = src.entry.withLock { (src.entry.id, src.entry.size, src.entry.deleted || src.entry.stale) }
         // Past the end there is nothing to copy, whatever the case (cp asks once more at the end).
         if offsetIn >= sourceSize && !sourceGone { return .copied(0) }
-        guard let copier = provider as? any ServerSideCopyProvider, provider.capabilities.contains(.serverSideCopy), isWritable else {
+        guard let copier = provider as? any ServerSideCopyProvider, provider.capabilities.contains(.serverSideCopy), writing.isWritable else {
             return .fallBack("\(provider.remoteDescription) has no server-side copy")
         }
         // The rest of a copy made at the remote already: one FUSE answer counts at most 4 GiB,
@@ -44,14 +69,14 @@ extension Domain {
         // content comes here first, so the kernel's writes of this range have a whole file to
         // land in and be uploaded with.
         if dst.copiedFrom != nil {
-            try await prepareForWriting(handle: destinationHandle)
+            try await writing.prepareForWriting(handle: destinationHandle)
             return .fallBack("more into a file made by a server-side copy")
         }
         guard offsetIn == 0, offsetOut == 0 else { return .fallBack("a partial range (from \(offsetIn) to \(offsetOut))") }
         guard dst.writable else { return .fallBack("the destination is not open for writing") }
         let (destinationId, destinationSize, destinationGone) = dst.entry.withLock { (dst.entry.id, dst.entry.size, dst.entry.deleted || dst.entry.stale) }
         guard !sourceGone, !destinationGone, sourceId != destinationId else { return .fallBack("a deleted or replaced file") }
-        let (found, sourceDirty) = snapshot(sourceId)
+        let (found, sourceDirty) = placeholders.snapshot(sourceId)
         guard let source = found, source.kind == .file, source.size > 0 else { return .fallBack("not a file with content") }
         guard !sourceDirty else { return .fallBack("\(sourceId) has changes not uploaded yet") }
         // The kernel asks for at most `maxCopyReply` bytes at a time (its clamp of cp's "all of
@@ -82,7 +107,7 @@ extension Domain {
         }
         copy.identifier = destinationId
         copy.kind = .file
-        let version = Self.contentVersion(copy)
+        let version = Domain.contentVersion(copy)
         // Its handle may be closed already (the request answered ETIMEDOUT or EINTR and the
         // program went on): the copy is still what the new, empty file becomes. Recorded in
         // three steps as an upload is (`commit`): claimed, the store written without
@@ -146,24 +171,6 @@ extension Domain {
             guard s.dirty.releaseClaim(id) else { return false }
             return handles.file(handle) == nil
         }
-        if closed { writeBack.scheduleUpload(id, host: self) }
-    }
-
-    /// True when `handle` is a file made by a server-side copy, whose content must come here
-    /// (`prepareForWriting`) before a write through it. No network.
-    public func needsContentBeforeWriting(handle: UInt64) -> Bool {
-        handles.file(handle)?.copiedFrom != nil
-    }
-
-    /// Makes a handle of a file made by a server-side copy writable again: its whole content is
-    /// fetched (as an open for writing does), then writes through it change the copy like any
-    /// file's (dirty, uploaded over the copy's version at close). Nothing for another handle.
-    public func prepareForWriting(handle: UInt64) async throws {
-        let f = try openFile(handle: handle)
-        guard f.copiedFrom != nil else { return }
-        let size = f.entry.withLock { f.entry.size }
-        if size > 0 { try await content.provide(f.entry, item: f.item, range: 0..<size, prefetch: nil, provider: provider) }
-        _ = handles.replace(handle, ifStill: f, with: OpenFile(item: f.item, entry: f.entry, writable: true))
-        log.debug("\(f.item.identifier): the server-side copy is here now, for writing through its handle")
+        if closed { writing.writeBack.scheduleUpload(id, host: writing) }
     }
 }

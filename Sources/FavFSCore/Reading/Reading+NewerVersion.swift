@@ -1,6 +1,6 @@
 import Foundation
 
-extension Domain {
+extension Reading {
     /// Moves a reading handle that has served nothing yet to the version the remote has now:
     /// its open trusted a placeholder that is out of date (typically one of an earlier mount,
     /// the file changed at the server while nothing was mounted, its folder not listed again
@@ -16,10 +16,10 @@ extension Domain {
         let id = old.item.identifier
         guard old.entry.withLock({ old.entry.id == id && !old.entry.deleted }) else { return nil }
         await enumerations.refreshItem(id)
-        let (found, isDirty) = snapshot(id)
+        let (found, isDirty) = placeholders.snapshot(id)
         guard let item = found, item.kind == .file, !isDirty else { return nil }
-        let version = Self.contentVersion(item)
-        guard version != Self.contentVersion(old.item), item.size >= old.item.size else { return nil }
+        let version = Domain.contentVersion(item)
+        guard version != Domain.contentVersion(old.item), item.size >= old.item.size else { return nil }
         guard let entry = try? retainForOpen(item, version: version, dirty: false) else { return nil }
         let newer = OpenFile(item: item, entry: entry)
         // Another read of this handle may have moved it already, or served a byte.

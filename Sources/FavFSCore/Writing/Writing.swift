@@ -1,0 +1,249 @@
+import Foundation
+import Logging
+
+/// Changes made through the mount to files' content: they land in the cache file and make
+/// the item dirty (its journal row first, `markDirty`); the last close (`finishWriting`) or an
+/// fsync's quiet time (`uploadWhenQuiet`) hands it to write-back. Creating, opening for
+/// writing, writing, truncating and setting times are `+Files`; namespace changes (mkdir,
+/// unlink, rmdir, rename) are `NamespaceChanges`'. The host write-back's uploads ask for folder
+/// times, kept times and the writer.
+final class Writing: WriteBackHost {
+    let provider: any Provider
+    let content: ContentCache
+    let options: DomainOptions
+    /// The placeholders a change writes, and `Domain.lock` (the dirty set) through them.
+    let placeholders: Placeholders
+    /// Opens a file for writing as for reading first; a handle's end.
+    let reading: Reading
+    /// A name is created only where a verified listing says it is free.
+    let enumerations: Enumerations
+    let handles: HandleTable
+    let writeBack: WriteBack
+    let tasks: OwnedTasks
+    /// The remote's largest file (`WritableProvider.maxFileSize`), read once: checked on every write.
+    let maxFileSize: Int64?
+    let log = Logger(label: "favfs.domain")
+
+    init(provider: any Provider, content: ContentCache, options: DomainOptions, placeholders: Placeholders,
+         reading: Reading, enumerations: Enumerations, handles: HandleTable, writeBack: WriteBack, tasks: OwnedTasks) {
+        self.provider = provider
+        self.content = content
+        self.options = options
+        self.placeholders = placeholders
+        self.reading = reading
+        self.enumerations = enumerations
+        self.handles = handles
+        self.writeBack = writeBack
+        self.tasks = tasks
+        maxFileSize = (provider as? any WritableProvider)?.maxFileSize
+    }
+
+    var lock: Guarded<DomainState> { placeholders.lock }
+    var store: PlaceholderStore { placeholders.store }
+
+    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
+        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
+    }
+
+    /// The provider's write side, or EROFS.
+    func writer(_ id: ItemIdentifier) throws -> any WritableProvider {
+        guard !options.readOnly, let w = provider as? any WritableProvider else {
+            throw error(.readOnly, id, "this mount is read-only")
+        }
+        return w
+    }
+
+    var isWritable: Bool { !options.readOnly && provider is any WritableProvider }
+
+    /// Refuses a size the remote would not store (`maxFileSize`), before anything is written.
+    func checkFileSize(_ id: ItemIdentifier, _ size: Int64) throws {
+        guard let limit = maxFileSize, size > limit else { return }
+        throw error(.tooLarge, id, "\(provider.remoteDescription) stores files of at most \(limit) bytes; this write would make it \(size)")
+    }
+
+    // MARK: placeholders changed here
+
+    /// Updates the in-memory placeholder of a file being written (size, mtime); the store
+    /// follows on close.
+    func touch(_ id: ItemIdentifier, size: Int64) {
+        guard !id.isRoot else { return }
+        let now = Domain.now
+        lock.withLock { s in s.namespace.update(id) { $0.size = size; $0.modified = now } }
+    }
+
+    /// A folder's mtime (and so ctime) moves when an entry is created, removed or renamed in
+    /// it, as POSIX says and file managers expect; kept in memory until the next listing of
+    /// its parent brings the server's.
+    func folderChanged(_ folder: ItemIdentifier) {
+        let now = Timestamp(Domain.now)
+        lock.withLock { s in s.namespace.update(folder) { $0.modifiedTime = now } }
+    }
+
+    /// Makes an item dirty: the journal row is written before the change is acknowledged. The
+    /// base version is the placeholder's, read under the same lock as the dirty check: an upload
+    /// committing in between would otherwise leave the new change based on the old version.
+    /// `placeholder` (a file created here) is recorded in the journal row's transaction. True
+    /// when a journal row was written (the item was clean).
+    ///
+    /// `through`: the handle written through. When its content is not the placeholder's version
+    /// (another client changed the file while it was open), the change is based on the version
+    /// the handle's content came from: its upload then meets the newer version and becomes a
+    /// conflict copy, instead of replacing the other client's edit. When the file is gone at the
+    /// remote (deleted or renamed away by another client while open here), the write brings it
+    /// back: its placeholder is written again with the journal row, based on the version the
+    /// handle opened, so its upload finds that version gone and makes a conflict copy. When the
+    /// name is a folder now, there is nothing to bring back: `NameIsNotAFileNow` is thrown and
+    /// the caller keeps the handle's writes with its descriptor, as a deleted file's.
+    @discardableResult
+    func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil,
+                   content record: PlaceholderStore.ContentRecord? = nil, through handle: OpenFile? = nil) throws -> Bool {
+        var placeholder = placeholder
+        var nameIsAFolder = false
+        if let parent = id.parent { placeholders.preload(parent) }
+        let (exists, base, rowToSave) = lock.withLock { s -> (Bool, String?, PlaceholderStore.JournalEntry?) in
+            guard case .dirty(let rowToSave) = s.dirty.changing(id) else {
+                if isNew { return (false, nil, nil) }
+                // Read under the lock an upload's commit sets the entry's new version under:
+                // read before it, a write racing the commit of our own upload took the old
+                // version for a change at the remote (a conflict copy of our own edit).
+                let handleVersion = handle.map { f in f.entry.withLock { f.entry.version } }
+                let current = placeholders.cachedItemLocked(&s, id)
+                if handle != nil, let current, current.kind != .file {
+                    nameIsAFolder = true
+                    return (false, nil, nil)
+                }
+                if current == nil, let f = handle, let handleVersion {
+                    var back = f.item
+                    back.identifier = id
+                    back.size = f.entry.withLock { f.entry.size }
+                    placeholder = back
+                    let opened = handleVersion == Domain.contentVersion(f.item) ? f.item.version : nil
+                    log.info("\(id) was deleted at the remote while open here: a write brings it back; its upload will be a conflict copy")
+                    return (false, opened ?? "favfs-outdated:\(handleVersion)", nil)
+                }
+                guard let f = handle, let handleVersion, let current, handleVersion != Domain.contentVersion(current) else {
+                    return (false, current?.version, nil)
+                }
+                let opened = handleVersion == Domain.contentVersion(f.item) ? f.item.version : nil
+                log.info("\(id) changed at the remote while open here: the write is based on the version it was opened at; its upload will be a conflict copy")
+                return (false, opened ?? "favfs-outdated:\(handleVersion)", nil)
+            }
+            // A change to content the server refused is worth another try, or a change during
+            // an upload's commit (which deletes the row it answered): its row is saved.
+            return (true, nil, rowToSave)
+        }
+        if nameIsAFolder { throw NameIsNotAFileNow() }
+        if let rowToSave { try store.saveJournal(rowToSave) }
+        if exists { return false }
+        let j = PlaceholderStore.JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Domain.now)
+        do {
+            try store.saveJournal(j, with: placeholder, content: record)
+        } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id, for: "to record the change of \(id)") > 0 {
+            // The cache disk is full: clean content made room; the journal row must be written.
+            do { try store.saveJournal(j, with: placeholder, content: record) } catch { throw self.error(.noSpace, id, "cannot record the change: \(error)") }
+        } catch {
+            throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot record the change: \(error)")
+        }
+        lock.withLock { s in s.dirty.recorded(j, isNew: isNew) }  // created empty here: may stream (see streamAfterWrite)
+        // Brought back by a write through a handle of a file gone at the remote: it shows again.
+        if !isNew, let back = placeholder { placeholders.setPlaceholder(back, persist: false) }
+        return true
+    }
+
+    /// After the bytes of a change landed in the cache file: an upload that began between
+    /// `markDirty` (journal first, for crashes) and the write may not have read them, so it must
+    /// not count as covering this change.
+    func changeLanded(_ id: ItemIdentifier) {
+        lock.withLock { s in s.dirty.landed(id) }
+    }
+
+    func isDirty(_ id: ItemIdentifier) -> Bool { lock.withLock { s in s.dirty.isDirty(id) } }
+
+
+    // MARK: handing changes to write-back
+
+    func keepTime(_ id: ItemIdentifier, version: String, time: Timestamp, because e: ProviderError) {
+        if lock.withLock({ s in s.namespace.keepTime(id, version: version, time: time) }) {
+            log.notice("\(provider.remoteDescription) does not keep modification times set here (\(e.detail)): favfs keeps them in its cache dir and shows them while a file stays unchanged at the server; another computer, or a new cache dir, sees the server's times (rsync --size-only or --checksum then avoid sending such files again)")
+        }
+        do { try store.keepTime(.init(id: id, version: version, time: time)) }
+        catch { log.warning("cannot record the time set on \(id) in the cache dir: \(error); it shows until unmount") }
+    }
+
+    /// After the last writable handle of an item closes: record its state and upload.
+    func finishWriting(_ f: OpenFile) {
+        let (id, deleted) = f.entry.withLock { (f.entry.id, f.entry.deleted || f.entry.stale) }
+        if deleted { return }
+        // The content record and the placeholder (size, mtime) in one transaction.
+        placeholders.whileNoPlaceholderIsWritten { content.persist(f.entry, with: placeholders.cachedItem(id)) }
+        let stillOpen = handles.hasWriter(of: f.entry)
+        if !stillOpen { writeBack.endStream(id, length: f.entry.withLock { f.entry.size }) }
+        if !stillOpen && isDirty(id) { writeBack.scheduleUpload(id, host: self) }
+    }
+
+    /// fsync: the cache file and its journal row on this machine's disk; the upload follows
+    /// once the file goes quiet (`uploadWhenQuiet`). With `fsyncWaitsForRemote`, fsync returns
+    /// only once the remote confirmed the content.
+    func sync(handle: UInt64) async throws {
+        let f = try reading.file( handle)
+        guard f.writable else { return }
+        let id = f.entry.withLock { f.entry.id }
+        if fdatasync(f.entry.fd) != 0 {
+            throw error(.localIO, id, "cannot sync the cache file to disk: \(String(cString: strerror(errno)))")
+        }
+        // A deleted file's content lives only as long as its descriptors: nothing to upload.
+        if f.entry.withLock({ f.entry.deleted }) { return }
+        let dirtyNow = isDirty(id)
+        // A dirty file's content is its whole cache file, whatever its record says
+        // (`ContentCache.retain(local:)`): the record is written at the close (and was at the
+        // first write), not at every commit of a database.
+        if !dirtyNow || !f.entry.withLock({ f.entry.recorded }) { content.persist(f.entry) }
+        guard dirtyNow else { return }
+        if options.fsyncWaitsForRemote {
+            writeBack.scheduleUpload(id, host: self)
+            try await writeBack.waitForUpload(id, untilClean: false)
+            return
+        }
+        // The journal row once per dirty spell: a database's hundredth commit syncs its cache
+        // file only (a dirty file's content is the cache file, whatever its record says).
+        if lock.withLock({ s in s.dirty.needsDurableJournal(id) }) {
+            do {
+                try store.makeDurable()
+            } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id, for: "to sync the journal of \(id)") > 0 {
+                // The checkpoint writes into the database file: clean content makes room.
+                do { try store.makeDurable() } catch { throw self.error(.noSpace, id, "cannot sync the change journal to disk: \(error)") }
+            } catch {
+                throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot sync the change journal to disk: \(error)")
+            }
+            lock.withLock { s in s.dirty.journalMadeDurable(id) }
+        }
+        uploadWhenQuiet(id)
+    }
+
+    /// Uploads `id` once it went `uploadQuietTime` without a change since this call, or once
+    /// `uploadMaxDelay` passed since it became dirty: a database fsyncing a hundred times a
+    /// second is uploaded once, soon after it stops. Each call's wait ends on its own; a later
+    /// change leaves the upload to the fsync (or close) after it.
+    func uploadWhenQuiet(_ id: ItemIdentifier) {
+        guard let (generation, since) = lock.withLock({ s in s.dirty[id].map { ($0.generation, $0.journal.since) } }) else { return }
+        let quiet = options.uploadQuietTime, maxDelay = options.uploadMaxDelay
+        tasks.start(priority: .utility) { [self] in
+            try? await Task.sleep(nanoseconds: UInt64(max(0, quiet) * 1e9))
+            if Task.isCancelled { return }
+            let due = lock.withLock { s in
+                s.dirty.quietUploadDue(id, generation: generation, since: since, now: Domain.now, maxDelay: maxDelay)
+            }
+            if due { writeBack.scheduleUpload(id, host: self) }
+        }
+    }
+
+    /// Closes a handle: the last writable handle of a dirty item starts its upload.
+    func close(_ handle: UInt64) {
+        guard let f = handles.remove(handle) else { return }
+        if f.writable { finishWriting(f) }
+        reading.release(f)
+    }
+}
+
+/// `markDirty` through a handle whose file is gone at the remote and whose name is a folder now.
+struct NameIsNotAFileNow: Error {}
