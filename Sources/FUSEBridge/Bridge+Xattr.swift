@@ -2,7 +2,7 @@ import Foundation
 import CFuse
 import FavFSCore
 
-/// Extended attributes: favfs's own (`user.favfs.*`, see `Domain+ItemState`), answered on the
+/// Extended attributes: favfs's own (`user.favfs.*`, see `ItemStatus`), answered on the
 /// worker thread from memory. The kernel asks for `security.capability` before every write and
 /// for a SELinux label and ACLs on `ls -l`: everything outside `user.favfs.` is answered at once,
 /// before any lookup (`security.*`/`system.*` ENOTSUP, other `user.*` ENODATA).

@@ -57,6 +57,34 @@ final class DocumentationTests: XCTestCase {
         XCTAssertGreaterThan(checked, 10, "found only \(checked) relative links in README.md and docs/*.md: is the link parser broken?")
     }
 
+    /// A path a page names in code quotes (`Sources/…`, `Tests/…`) is there: files move when
+    /// the code is reshaped, and a page that points at a file gone misleads its reader.
+    func testSourcePathsNamedInDocsExist() throws {
+        var checked = 0
+        let quoted = try NSRegularExpression(pattern: "`((?:Sources|Tests|CFuse|packaging|bench|scripts)/[^` ]+)`")
+        for file in try markdownFiles() {
+            let body = try text(file)
+            for m in quoted.matches(in: body, range: NSRange(body.startIndex..., in: body)) {
+                guard let r = Range(m.range(at: 1), in: body) else { continue }
+                // "Sources/FavFSCore/Content/ContentCache*.swift" names a set: a file of its
+                // folder must begin so.
+                let path = String(body[r])
+                checked += 1
+                if let star = path.firstIndex(of: "*") {
+                    let before = path[..<star], slash = before.lastIndex(of: "/") ?? before.startIndex
+                    let folder = root.appendingPathComponent(String(before[..<slash]))
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+                    let start = String(before[before.index(after: slash)...])
+                    XCTAssertTrue(names.contains { $0.hasPrefix(start) }, "\(file) names `\(path)`, which matches nothing in the repository")
+                } else {
+                    XCTAssertTrue(FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path),
+                                  "\(file) names `\(path)`, which is not in the repository")
+                }
+            }
+        }
+        XCTAssertGreaterThan(checked, 10, "found only \(checked) quoted paths in README.md and docs/*.md: is the pattern broken?")
+    }
+
     // MARK: (c) options and defaults
 
     func testEveryOptionAndDefaultIsInCommandsPage() throws {

@@ -41,6 +41,15 @@ extension Domain: PinningHost {
     /// Pins of what was deleted here go with it (a new item of that name is not pinned).
     func dropPins(_ id: ItemIdentifier) { pinning.drop(id) }
 
+    /// Drops the cached content of `id` and of everything below it; placeholders stay. Pins at
+    /// or below it are removed first; an item pinned through a folder above it is refused (the
+    /// pin would download it again at once). Content open, dirty or still downloading after a
+    /// few seconds stays, and the report says why (`SubtreeEviction`).
+    public func evict(_ id: ItemIdentifier) async throws -> EvictionReport {
+        _ = try await existingItem(id)
+        return try await subtreeEviction.evict(id)
+    }
+
     /// The item at `id`, looked up through its parent's listing if need be.
     func existingItem(_ id: ItemIdentifier) async throws -> Item {
         if id.isRoot { return lock.withLock { s in s.namespace.root } }

@@ -34,6 +34,10 @@ public final class Domain: @unchecked Sendable {
     let namespaceChanges: NamespaceChanges
     /// `copy_file_range` of a whole file made at the remote.
     let serverSideCopy: ServerSideCopy
+    /// Items' states and the mount's, for `favfs status` and the extended attributes.
+    let itemStatus: ItemStatus
+    /// `favfs evict`: the content of an item and all below it freed.
+    let subtreeEviction: SubtreeEviction
     /// Uploads of what changed here: the upload loop, commits, conflict copies, streams.
     let writeBack: WriteBack
     /// Folders in recent use, polled folders' stamps, when a program last read: what
@@ -74,6 +78,9 @@ public final class Domain: @unchecked Sendable {
                                             enumerations: enumerations, writing: writing, pinning: pinning)
         serverSideCopy = ServerSideCopy(provider: provider, content: content, placeholders: placeholders,
                                         handles: handles, writing: writing)
+        itemStatus = ItemStatus(provider: provider, content: content, placeholders: placeholders, pinning: pinning, writeBack: writeBack,
+                                writing: writing, enumerations: enumerations)
+        subtreeEviction = SubtreeEviction(provider: provider, store: store, content: content, pinning: pinning)
     }
 
     static var now: Double { Date().timeIntervalSince1970 }
@@ -93,40 +100,9 @@ public final class Domain: @unchecked Sendable {
 
     /// Asks the remote for its root. Fails when the remote refuses us (wrong credentials, no such
     /// folder) or is unreachable with nothing cached; succeeds offline when placeholders exist.
-    /// `timeout` (seconds, 0: none) bounds the whole question, whatever the transport's own
-    /// timeouts: a server that accepts connections and never answers took 37 s with `--timeout 5`.
+    /// `timeout` (seconds, 0: none) bounds the whole question (`Enumerations.connect`).
     public func connect(timeout: Double = 0) async throws -> Reachability {
-        do {
-            var root = try await Self.answer(within: timeout, remote: provider.remoteDescription) { [provider] in
-                try await provider.item(for: .rootContainer)
-            }
-            root.kind = .folder
-            root = lock.withLock { s in placeholders.withFirstSeenTimeLocked(&s, root) }
-            try? store.upsert(root)
-            lock.withLock { s in s.namespace.root = root }
-            return .online
-        } catch let e as ProviderError where e.isTransient {
-            guard (try? store.item(.rootContainer))?.listedAt != nil else { throw e }
-            log.warning("\(e) — serving the placeholders of earlier mounts until it answers")
-            enumerations.reachability.startOffline(e)
-            return .offline(e)
-        }
-    }
-
-    /// `body`'s result, or `.timedOut` once `seconds` (> 0) have passed; `body` is cancelled then.
-    static func answer<T: Sendable>(within seconds: Double, remote: String,
-                                    _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        guard seconds > 0 else { return try await body() }
-        return try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-                throw ProviderError(.timedOut, remote: remote, path: "/",
-                                    detail: "no answer within \(seconds) s (--timeout)")
-            }
-            defer { group.cancelAll() }
-            return try await group.next()!
-        }
+        try await enumerations.connect(timeout: timeout)
     }
 
     /// Lists the root in the background right after mounting (or revalidates its placeholders
@@ -219,40 +195,12 @@ public final class Domain: @unchecked Sendable {
 
     // MARK: status
 
-    /// Space at the remote (cached for a minute); nil when the remote does not say.
-    public func quota() async -> Quota? {
-        if let q = lock.withLock({ s in s.quota }), Self.now - q.at < 60 { return q.quota }
-        let q = try? await provider.quota()
-        lock.withLock { s in s.quota = (Self.now, q ?? nil) }
-        return q ?? nil
-    }
+    /// Space at the remote (asked at most once a minute); nil when the remote does not say.
+    public func quota() async -> Quota? { await itemStatus.quota() }
 
     /// An item's state in words, for `favfs status PATH`: folder, placeholder (no content
     /// here), partial N%, materialized, or dirty (changed here, upload pending or failed).
-    public func state(of id: ItemIdentifier) -> String? {
-        guard let item = cachedItem(id) else { return nil }
-        if isPinned(id), let plain = unpinnedState(of: id, item) { return plain + ", pinned" }
-        return unpinnedState(of: id, item)
-    }
-
-    private func unpinnedState(of id: ItemIdentifier, _ item: Item) -> String? {
-        if let d = lock.withLock({ s in s.dirty[id] }) {
-            if d.journal.refused != nil, let f = d.failure {
-                return "dirty: upload refused (\(f)); kept here and in lost+found until it changes or is removed"
-            }
-            if let f = d.failure { return "dirty: upload failed (\(f)); kept in the cache" }
-            return d.uploading ? "dirty: uploading" : "dirty: upload pending (on close)"
-        }
-        switch item.kind {
-        case .folder: return "folder"
-        case .symlink: return "symlink"
-        case .file:
-            let present = content.presentBytes(of: id, version: Self.contentVersion(item))
-            if item.size == 0 || present >= item.size { return "materialized" }
-            if present == 0 { return "placeholder" }
-            return "partial \(present * 100 / item.size)%"
-        }
-    }
+    public func state(of id: ItemIdentifier) -> String? { itemStatus.state(of: id) }
 
     /// The mount at a glance, for `favfs status`.
     public struct Status: Sendable {
@@ -269,14 +217,7 @@ public final class Domain: @unchecked Sendable {
         public var lastNetworkError: String?
     }
 
-    public func status() -> Status {
-        let records = ((try? store.contentByLastUse()) ?? []).filter { !$0.ranges.isEmpty && !pinning.pins.covers($0.id) }
-        let pending = pendingUploads()
-        return Status(cachedFiles: records.count,
-                      cachedBytes: records.reduce(0) { $0 + $1.ranges.count }, cacheLimit: content.limit,
-                      pendingUploads: pending.items, pendingBytes: pending.bytes, failedUploads: pending.failed, refusedUploads: refusedUploads(),
-                      lastNetworkError: enumerations.reachability.lastNetworkError)
-    }
+    public func status() -> Status { itemStatus.status() }
 
     /// Ends the mount: evicts all content that is not pinned unless `keepContent`.
     /// Cancels the background work (uploads still running stay dirty in the journal, for the

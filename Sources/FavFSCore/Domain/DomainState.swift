@@ -12,6 +12,4 @@ struct DomainState {
     var listingSaves: [ItemIdentifier: Task<Void, Never>] = [:]
     /// Per parent folder, the directory read-ahead of its subfolders (`readAheadSiblings`).
     var siblingReadAhead: [ItemIdentifier: SiblingReadAhead] = [:]
-    /// The remote's quota, as last asked (`quota()`), with when.
-    var quota: (at: Double, quota: Quota?)?
 }

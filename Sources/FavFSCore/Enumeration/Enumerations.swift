@@ -51,6 +51,46 @@ final class Enumerations: Sendable {
         ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
     }
 
+    // MARK: connecting
+
+    /// Asks the remote for its root. Fails when the remote refuses us (wrong credentials, no such
+    /// folder) or is unreachable with nothing cached; succeeds offline when placeholders exist.
+    /// `timeout` (seconds, 0: none) bounds the whole question, whatever the transport's own
+    /// timeouts: a server that accepts connections and never answers took 37 s with `--timeout 5`.
+    func connect(timeout: Double = 0) async throws -> Domain.Reachability {
+        do {
+            var root = try await Self.answer(within: timeout, remote: provider.remoteDescription) { [provider] in
+                try await provider.item(for: .rootContainer)
+            }
+            root.kind = .folder
+            root = lock.withLock { s in placeholders.withFirstSeenTimeLocked(&s, root) }
+            try? store.upsert(root)
+            lock.withLock { s in s.namespace.root = root }
+            return .online
+        } catch let e as ProviderError where e.isTransient {
+            guard (try? store.item(.rootContainer))?.listedAt != nil else { throw e }
+            log.warning("\(e) — serving the placeholders of earlier mounts until it answers")
+            reachability.startOffline(e)
+            return .offline(e)
+        }
+    }
+
+    /// `body`'s result, or `.timedOut` once `seconds` (> 0) have passed; `body` is cancelled then.
+    static func answer<T: Sendable>(within seconds: Double, remote: String,
+                                    _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        guard seconds > 0 else { return try await body() }
+        return try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                throw ProviderError(.timedOut, remote: remote, path: "/",
+                                    detail: "no answer within \(seconds) s (--timeout)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
     // MARK: answering
 
     /// Finds `name` in `parent`: from the placeholder listing while fresh (a name not in a fresh

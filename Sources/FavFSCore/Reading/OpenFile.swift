@@ -8,7 +8,7 @@ final class OpenFile: @unchecked Sendable {
     let entry: ContentEntry
     /// Opened for writing: writes go to the cache file; the last release uploads.
     let writable: Bool
-    /// The source of the server-side copy this handle's file was made by (`Domain.copyRange`):
+    /// The source of the server-side copy this handle's file was made by (`ServerSideCopy.copyRange`):
     /// the kernel's later requests for the rest of that copy are answered as done.
     let copiedFrom: ItemIdentifier?
     private let lock = NSLock()

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Free up space (File Provider's `evictItem`, OneDrive's "Free up space"): the cached content
 /// of a file, or of everything below a folder, goes; the placeholders stay, so the names, sizes
@@ -19,6 +20,27 @@ extension Domain {
             public var reason: String
         }
     }
+}
+
+/// `favfs evict`: frees the content of an item and of everything below it, through the
+/// content cache's own eviction (`evictUnlessDirty`); pins there go first.
+final class SubtreeEviction: Sendable {
+    let provider: any Provider
+    let store: PlaceholderStore
+    let content: ContentCache
+    let pinning: Pinning
+    let log = Logger(label: "favfs.domain")
+
+    init(provider: any Provider, store: PlaceholderStore, content: ContentCache, pinning: Pinning) {
+        self.provider = provider
+        self.store = store
+        self.content = content
+        self.pinning = pinning
+    }
+
+    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
+        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
+    }
 
     /// Seconds `evict` waits for background downloads of what it frees to end.
     static let evictWaitsForDownloads: Double = 5
@@ -26,9 +48,8 @@ extension Domain {
     /// Drops the cached content of `id` and of everything below it; placeholders stay. Pins at
     /// or below it are removed first; an item pinned through a folder above it is refused (the
     /// pin would download it again at once).
-    public func evict(_ id: ItemIdentifier) async throws -> EvictionReport {
-        _ = try await existingItem(id)
-        var report = EvictionReport()
+    func evict(_ id: ItemIdentifier) async throws -> Domain.EvictionReport {
+        var report = Domain.EvictionReport()
         report.unpinned = try pinning.unpinToFreeSpace(id)
         // Content a background download holds (read-ahead, a pin's pass) is freed once it ends,
         // within a few seconds; content open in a program stays. A file read a moment ago may
