@@ -41,7 +41,7 @@ struct DirtyState: Sendable {
     init(journal: PlaceholderStore.JournalEntry) { self.journal = journal }
 }
 
-/// What an upload attempt sent, noted after its answer was lost (`WriteBack.noteLostReply`).
+/// What an upload attempt sent, noted after its answer was lost (`SameContentCheck.noteLostReply`).
 struct LostReply: Sendable, Equatable {
     let generation: Int
     let length: Int64

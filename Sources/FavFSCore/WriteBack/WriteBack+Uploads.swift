@@ -41,8 +41,8 @@ extension WriteBack {
                 // whose answer was lost, with changes made here since. Then it is no conflict.
                 let ours: (item: Item, generation: Int, lostAnswer: Bool)?
                 do {
-                    if let same = try await remoteItemWithSameContent(id) { ours = (same, generation, false) }
-                    else { ours = try await remoteItemFromLostReply(id).map { ($0.item, $0.generation, true) } }
+                    if let same = try await sameContent.remoteItemWithSameContent(id) { ours = (same, generation, false) }
+                    else { ours = try await sameContent.remoteItemFromLostReply(id).map { ($0.item, $0.generation, true) } }
                 } catch {
                     // The comparison itself failed (the server in trouble): not a conflict yet.
                     attempt += 1
@@ -64,7 +64,7 @@ extension WriteBack {
                 return
             } catch let e as ProviderError where e.isTransient {
                 // Hashing what was sent reads the file: not on the cooperative pool.
-                _ = try? await BlockingWork.run { [self] in noteLostReply(id, generation: generation) }
+                _ = try? await BlockingWork.run { [self] in sameContent.noteLostReply(id, generation: generation) }
                 attempt += 1
                 if await backOff(id, journal: journal, attempt: attempt, after: e) { continue }
                 return

@@ -20,7 +20,7 @@ protocol WriteBackHost: AnyObject, Sendable {
 /// Its decisions are `DirtySet`'s (a value in `DomainState`, behind `Domain.lock`, which it
 /// shares with the namespace: an upload's commit changes both in one step); this part runs
 /// them: the upload loop and its commit (+Uploads), conflict copies (+ConflictCopy), streamed
-/// uploads (+Streaming), refusals (+Refusals), the same-content check (+SameContent). Its
+/// uploads (+Streaming), refusals (+Refusals); the same-content check is `SameContentCheck`'s. Its
 /// tasks are the core's (`OwnedTasks`), stopped at unmount after the uploads drained.
 final class WriteBack: Sendable {
     let provider: any Provider
@@ -35,6 +35,8 @@ final class WriteBack: Sendable {
     let tasks: OwnedTasks
     /// Told of conflict copies and refused uploads.
     let userEvents: Feed<UserEvent>
+    /// Whether the server already holds the bytes an upload would send.
+    let sameContent: SameContentCheck
     /// The provider's streamed uploads (and their threshold), looked up once: asked on every write.
     let streamer: (provider: any StreamingUploadProvider, threshold: Int64)?
     let log = Logger(label: "favfs.domain")
@@ -49,6 +51,7 @@ final class WriteBack: Sendable {
         self.handles = handles
         self.tasks = tasks
         self.userEvents = userEvents
+        sameContent = SameContentCheck(provider: provider, content: content, store: placeholders.store, lock: lock)
         streamer = (provider as? any StreamingUploadProvider).map { ($0, $0.streamingThreshold) }
     }
 

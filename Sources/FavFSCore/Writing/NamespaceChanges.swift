@@ -96,7 +96,7 @@ final class NamespaceChanges: Sendable {
                     // A server that does not answer the question (offline): removed here only,
                     // as before any upload, so that unlink works offline; said in the log.
                     let ours: Item?
-                    do { ours = try await writeBack.remoteItemIfOurs(id, lostReplies: state?.lostReplies ?? []) }
+                    do { ours = try await writeBack.sameContent.remoteItemIfOurs(id, lostReplies: state?.lostReplies ?? []) }
                     catch {
                         log.warning("\(id): removed here only; whether an upload of it that was never confirmed reached the server could not be checked (\(error)): if it did, it shows again at the next listing")
                         ours = nil

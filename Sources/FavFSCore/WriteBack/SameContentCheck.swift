@@ -4,8 +4,23 @@ import Foundation
 /// and the journal update (or a reply lost on the way back) leaves a journal row whose base
 /// version is older than the server's; the next upload's precondition then fails although the
 /// server holds exactly the local bytes. Before a conflict copy is made, the remote content is
-/// compared with the local one, byte for byte.
-extension WriteBack {
+/// compared with the local one, byte for byte. After an attempt whose answer was lost, what it
+/// sent is noted (its length and digest), so the server's copy is later known as ours.
+/// Stateless but for what it notes in the dirty set.
+final class SameContentCheck: Sendable {
+    let provider: any Provider
+    let content: ContentCache
+    let store: PlaceholderStore
+    /// `Domain.lock`: the lost replies noted in the dirty set.
+    let lock: Guarded<DomainState>
+
+    init(provider: any Provider, content: ContentCache, store: PlaceholderStore, lock: Guarded<DomainState>) {
+        self.provider = provider
+        self.content = content
+        self.store = store
+        self.lock = lock
+    }
+
     /// Content larger than this is not fetched to compare: a conflict copy is made instead (it
     /// loses nothing; the comparison would cost a download of the whole file).
     static let sameContentCheckLimit: Int64 = 1 << 30
