@@ -29,6 +29,16 @@ final class DirtySetTests: XCTestCase {
 
     private func answer(_ waiters: [UploadWaiter]) { for w in waiters { w.resume() } }
 
+    /// A change anywhere is below the root: the root gone at the remote (its listing says
+    /// "not found") keeps what holds changes not uploaded yet, as any folder does.
+    func testEveryChangeIsBelowTheRoot() {
+        let set = dirtySet(file)
+        XCTAssertTrue(set.hasAny(under: .rootContainer))
+        XCTAssertTrue(set.hasAny(under: ItemIdentifier("/docs")))
+        XCTAssertFalse(set.hasAny(under: ItemIdentifier("/doc")), "a sibling whose name begins the same")
+        XCTAssertEqual(set.ids(atOrUnder: .rootContainer), [file])
+    }
+
     func testAChangeToACleanItemAsksForAJournalRowFirst() {
         var set = DirtySet()
         guard case .clean = set.changing(file) else { return XCTFail("a clean item needs a journal row") }

@@ -24,4 +24,24 @@ final class ItemIdentifierTests: XCTestCase {
             XCTAssertNil(ItemIdentifier.validate(name: ok), ok)
         }
     }
+
+    /// "At or below" is one rule everywhere (pins, dirty items, cache entries, loaded
+    /// listings): a sibling whose name begins with the folder's is not below it, and
+    /// everything is below the root (a prefix built as `rawValue + "/"` missed all of it).
+    func testAtOrBelow() {
+        let a = ItemIdentifier("/a"), ab = ItemIdentifier("/ab"), deep = ItemIdentifier("/a/b/c")
+        XCTAssertTrue(a.isAtOrBelow(a))
+        XCTAssertFalse(a.isBelow(a))
+        XCTAssertTrue(deep.isBelow(a))
+        XCTAssertFalse(ab.isAtOrBelow(a), "a sibling that shares the name's beginning")
+        XCTAssertFalse(a.isAtOrBelow(deep))
+        for id in [a, ab, deep] {
+            XCTAssertTrue(id.isBelow(.rootContainer), id.rawValue)
+            XCTAssertTrue(id.isAtOrBelow(.rootContainer), id.rawValue)
+        }
+        XCTAssertTrue(ItemIdentifier.rootContainer.isAtOrBelow(.rootContainer))
+        XCTAssertFalse(ItemIdentifier.rootContainer.isBelow(.rootContainer))
+        XCTAssertEqual(ItemIdentifier.rootContainer.descendantPrefix, "/")
+        XCTAssertEqual(a.descendantPrefix, "/a/")
+    }
 }

@@ -141,11 +141,10 @@ extension ContentCache {
     /// download in flight, a save pending): freeing works from the records, and a file just
     /// read is recorded off the read's path. Files open in a program do not count (they stay).
     func isSettling(atOrBelow id: ItemIdentifier) -> Bool {
-        let prefix = id.rawValue.hasSuffix("/") ? id.rawValue : id.rawValue + "/"
-        return lock.withLock {
+        lock.withLock {
             entries.values.contains { e in
                 e.withLock {
-                    (e.id == id || e.id.rawValue.hasPrefix(prefix)) && e.openHandles == 0
+                    e.id.isAtOrBelow(id) && e.openHandles == 0
                         && (!e.inflight.isEmpty || e.recordBehind)
                 }
             }

@@ -90,8 +90,7 @@ extension ContentCache {
     /// handed to its conflict copy).
     func move(_ from: ItemIdentifier, to: ItemIdentifier, version: String? = nil, record: () throws -> Void) rethrows {
         lock.lock(); defer { lock.unlock() }
-        let prefix = from.rawValue + "/"
-        let moving = entries.filter { $0.key == from || $0.key.rawValue.hasPrefix(prefix) }
+        let moving = entries.filter { $0.key.isAtOrBelow(from) }
         for (_, e) in moving { e.saveLock.lock() }
         defer { for (_, e) in moving { e.saveLock.unlock() } }
         // Under the lock: an open of a name at or below either path must not find the store
@@ -102,7 +101,7 @@ extension ContentCache {
         // zeros of the right size (rsync's temp file renamed over its target while a listing
         // said the temp name was gone, on a Dropbox mount). Their rows go with the move; the
         // new name's content is downloaded when read.
-        let going = recordsGoing.filter { $0 == from || $0.rawValue.hasPrefix(prefix) }.compactMap { id -> (ItemIdentifier, String)? in
+        let going = recordsGoing.filter { $0.isAtOrBelow(from) }.compactMap { id -> (ItemIdentifier, String)? in
             guard let r = try? store.contentRecord(id) else { return nil }
             return (id, r.file)
         }
@@ -119,7 +118,7 @@ extension ContentCache {
         }
         for e in superseded {
             e.withLock {
-                if e.id == from || e.id.rawValue.hasPrefix(prefix) { e.id = renamed(e.id) }
+                if e.id.isAtOrBelow(from) { e.id = renamed(e.id) }
             }
         }
     }

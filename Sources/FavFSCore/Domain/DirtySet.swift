@@ -39,14 +39,12 @@ struct DirtySet {
 
     /// `id` and everything dirty below it.
     func ids(atOrUnder id: ItemIdentifier) -> [ItemIdentifier] {
-        let prefix = id.rawValue + "/"
-        return items.keys.filter { $0 == id || $0.rawValue.hasPrefix(prefix) }
+        items.keys.filter { $0.isAtOrBelow(id) }
     }
 
     /// Whether anything below `folder` (at any depth) is dirty.
     func hasAny(under folder: ItemIdentifier) -> Bool {
-        let prefix = folder.rawValue + "/"
-        return items.keys.contains { $0.rawValue.hasPrefix(prefix) }
+        items.keys.contains { $0.isBelow(folder) }
     }
 
     /// The dirty items directly in `folder`.
@@ -54,7 +52,7 @@ struct DirtySet {
 
     /// The names of the folders in `folder` that hold dirty items, at any depth.
     func folderNames(holdingChangesIn folder: ItemIdentifier) -> Set<String> {
-        let prefix = folder.isRoot ? "/" : folder.rawValue + "/"
+        let prefix = folder.descendantPrefix
         var names = Set<String>()
         for id in items.keys where id.rawValue.hasPrefix(prefix) {
             let rest = id.rawValue.dropFirst(prefix.count)
@@ -314,7 +312,7 @@ struct DirtySet {
     }
 
     private func isMoving(_ id: ItemIdentifier) -> Bool {
-        moving.contains { id == $0 || id.rawValue.hasPrefix($0.rawValue + "/") }
+        moving.contains { id.isAtOrBelow($0) }
     }
 
     /// `id` is being deleted: out of the set before the remote delete (a close still in flight

@@ -22,7 +22,7 @@ extension Domain: PinningHost {
         let roots = pinnedFolders()
         guard !roots.isEmpty else { return [] }
         let loaded = lock.withLock { s in Array(s.namespace.loadedFolders) }
-        return roots + loaded.filter { f in roots.contains { r in r.isRoot || f.rawValue.hasPrefix(r.rawValue + "/") } }
+        return roots + loaded.filter { f in roots.contains { r in f.isBelow(r) } }
     }
 
     /// Starts (in the background, deduplicated) the download of what is missing of a pinned

@@ -30,6 +30,19 @@ public struct ItemIdentifier: Hashable, Sendable, Comparable, CustomStringConver
         ItemIdentifier(isRoot ? "/" + name : rawValue + "/" + name)
     }
 
+    /// What the identifier of every item below this one begins with (`/` for the root).
+    public var descendantPrefix: String { isRoot ? "/" : rawValue + "/" }
+
+    /// Whether this is `ancestor` or an item below it (anything is at or below the root).
+    public func isAtOrBelow(_ ancestor: ItemIdentifier) -> Bool {
+        self == ancestor || isBelow(ancestor)
+    }
+
+    /// Whether this is an item below `ancestor`, at any depth (not `ancestor` itself).
+    public func isBelow(_ ancestor: ItemIdentifier) -> Bool {
+        self != ancestor && rawValue.hasPrefix(ancestor.descendantPrefix)
+    }
+
     public var description: String { rawValue }
 
     public static func < (a: ItemIdentifier, b: ItemIdentifier) -> Bool { a.rawValue < b.rawValue }

@@ -28,23 +28,20 @@ final class PinSet: @unchecked Sendable {
 
     func add(_ id: ItemIdentifier) {
         lock.withLock {
-            let prefix = id.isRoot ? "/" : id.rawValue + "/"
-            roots = roots.filter { !$0.rawValue.hasPrefix(prefix) }
+            roots = roots.filter { !$0.isBelow(id) }
             roots.insert(id)
         }
     }
 
     func remove(_ id: ItemIdentifier) {
         lock.withLock {
-            let prefix = id.isRoot ? "/" : id.rawValue + "/"
-            roots = roots.filter { $0 != id && !$0.rawValue.hasPrefix(prefix) }
+            roots = roots.filter { !$0.isAtOrBelow(id) }
         }
     }
 
     func move(_ from: ItemIdentifier, to: ItemIdentifier) {
         lock.withLock {
-            let prefix = from.rawValue + "/"
-            for r in roots where r == from || r.rawValue.hasPrefix(prefix) {
+            for r in roots where r.isAtOrBelow(from) {
                 roots.remove(r)
                 roots.insert(ItemIdentifier(to.rawValue + r.rawValue.dropFirst(from.rawValue.count)))
             }

@@ -71,8 +71,7 @@ final class Pinning: Sendable {
         if let root = pins.root(covering: id), root != id {
             throw error(.invalidName, id, "pinned through \(root.rawValue): unpin that folder, or free up space on it")
         }
-        let prefix = id.isRoot ? "/" : id.rawValue + "/"
-        let unpinned = pins.all.filter { $0 == id || $0.rawValue.hasPrefix(prefix) }
+        let unpinned = pins.all.filter { $0.isAtOrBelow(id) }
         guard !unpinned.isEmpty else { return [] }
         do { try store.removePin(id) } catch { throw self.error(.localIO, id, "cannot remove the pin: \(error)") }
         pins.remove(id)
@@ -90,7 +89,7 @@ final class Pinning: Sendable {
     /// Pins of what was deleted (here or at the remote) go with it: a new item of that name is
     /// not pinned.
     func drop(_ id: ItemIdentifier) {
-        guard pins.all.contains(where: { $0 == id || $0.rawValue.hasPrefix(id.rawValue + "/") }) else { return }
+        guard pins.all.contains(where: { $0.isAtOrBelow(id) }) else { return }
         try? store.removePin(id)
         pins.remove(id)
     }

@@ -41,9 +41,8 @@ struct KeptModifiedTimes {
     /// `source` and what is below it were renamed to `destination` (rsync's temporary file
     /// becoming the file): the times go with them; what `destination` had is gone.
     mutating func renamed(_ source: ItemIdentifier, to destination: ItemIdentifier) {
-        let prefix = source.rawValue + "/", replaced = destination.rawValue + "/"
-        times = times.filter { $0.key != destination && !$0.key.rawValue.hasPrefix(replaced) }
-        for (id, kept) in times where id == source || id.rawValue.hasPrefix(prefix) {
+        times = times.filter { !$0.key.isAtOrBelow(destination) }
+        for (id, kept) in times where id.isAtOrBelow(source) {
             times[id] = nil
             times[ItemIdentifier(destination.rawValue + id.rawValue.dropFirst(source.rawValue.count))] = kept
         }

@@ -39,8 +39,7 @@ struct Namespace {
 
     /// Forgets the loaded listings at and below `id` (a folder gone, moved or become a file).
     mutating func dropLoaded(below id: ItemIdentifier) {
-        let prefix = id.rawValue + "/"
-        for key in folders.keys where key == id || key.rawValue.hasPrefix(prefix) { folders[key] = nil }
+        for key in folders.keys where key.isAtOrBelow(id) { folders[key] = nil }
     }
 
     // MARK: changes made here

@@ -9,7 +9,7 @@ struct Subtree {
     let id: ItemIdentifier
 
     /// The identifiers below `id` start with this.
-    var prefix: String { id.isRoot ? "/" : id.rawValue + "/" }
+    var prefix: String { id.descendantPrefix }
     /// The least string after every one that starts with `prefix`.
     private var end: String { String(prefix.dropLast()) + "0" }
 
