@@ -147,7 +147,7 @@ enum KnownIssues {
     /// "//orphan-N" name dirty; its upload fails "the item to upload is gone" forever, so
     /// the drain at unmount never empties. Excluded: truncate through such an orphan handle.
     /// The same handle (behind the remote, then orphaned) cannot read back what was written
-    /// through it: `ContentCache.provide` answers ESTALE for a stale entry even for bytes the
+    /// through it: `Downloads.provide` answers ESTALE for a stale entry even for bytes the
     /// handle wrote itself (docs/behaviour.md: a deleted-while-open file keeps working for `read`).
     /// Excluded with it: readHandle through such an orphan.
     static let truncateThroughOrphanOfAnOutdatedEntry = excluded

@@ -157,17 +157,9 @@ extension ContentCache {
         await passes.shutdown(within: seconds)
     }
 
-    /// Unmount: no new download starts; those running (read-ahead, prefetch) are cancelled and
-    /// awaited for up to `timeout` seconds, so that their entries are released and recorded
-    /// and `evictAll` finds nothing in use.
-    public func stopDownloads(timeout: Double) {
-        closing.store(true, ordering: .releasing)
-        let running = lock.withLock { entries.values.flatMap { e in e.withLock { Array(e.inflight.values) } } }
-        for t in running { t.cancel() }
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline, lock.withLock({ entries.values.contains { e in e.withLock { !e.inflight.isEmpty } } }) {
-            usleep(10_000)
-        }
+    /// The downloads running now, of every entry (`Downloads.stop` cancels them at unmount).
+    func downloadsInFlight() -> [Task<Void, Error>] {
+        lock.withLock { entries.values.flatMap { e in e.withLock { Array(e.inflight.values) } } }
     }
 
     /// Evicts everything that is not pinned, dirty or in use (unmount). Returns files and bytes freed.

@@ -4,7 +4,7 @@ import Synchronization
 import Logging
 
 /// Content of items on local disk: one sparse file per materialized item under `directory`, its
-/// present ranges persisted in the store. startProviding fetches missing chunks (sharing
+/// present ranges persisted in the store. startProviding fills it (`Downloads`, sharing
 /// downloads between readers); stopProviding evicts, least recently used first, never an open
 /// file, a pinned item or one with a download in flight.
 public final class ContentCache: @unchecked Sendable {
@@ -36,17 +36,8 @@ public final class ContentCache: @unchecked Sendable {
     /// The eviction passes this cache started (`scheduleEviction`): `stopEvicting` ends them
     /// before the store closes.
     let passes = OwnedTasks()
-    /// Set at unmount (`stopDownloads`): no download starts any more. Atomic, not under `lock`:
-    /// it is read with an entry's lock held.
-    let closing = Atomic<Bool>(false)
     var lastEviction: Double = 0
     static let evictionInterval: Double = 0.5
-    /// On a remote whose partial reads cost a connection, a read this close to the end of the
-    /// file reads to the end (a `head` of a bigger file still reads only what it asked for).
-    static let readToTheEndBelow: Int64 = 8 << 20
-    /// How far apart the reads of one read-ahead window of the kernel can arrive out of order
-    /// (`read_ahead_kb`, which a mount made by root raises to 1 MiB).
-    static let readAheadSpan: Int64 = 1 << 20
     /// Whether an item is pinned (the domain's pins; a folder's pin covers what is below it).
     var pinnedCheck: (@Sendable (ItemIdentifier) -> Bool)?
 

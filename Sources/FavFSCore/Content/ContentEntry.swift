@@ -83,7 +83,7 @@ final class ContentEntry: @unchecked Sendable {
     func isPresent(_ r: Range<Int64>) -> Bool { withLock { !stale && ranges.contains(r) } }
 
     /// Starts serving `r` from the cache file when every byte of it is present: until
-    /// `endServing`, no byte of this entry is dropped (`ContentCache.dropOwnBytes`).
+    /// `endServing`, no byte of this entry is dropped (`Downloads.dropOwnBytes`).
     func beginServing(_ r: Range<Int64>) -> Bool {
         withLock {
             guard !stale && ranges.contains(r) else { return false }

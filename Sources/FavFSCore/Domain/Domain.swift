@@ -8,6 +8,8 @@ public final class Domain: @unchecked Sendable {
     public let provider: any Provider
     public let store: PlaceholderStore
     public let content: ContentCache
+    /// startProviding into `content`: reads, opens for writing, pinned content.
+    let downloads: Downloads
     public let options: DomainOptions
     let log = Logger(label: "favfs.domain")
 
@@ -59,6 +61,7 @@ public final class Domain: @unchecked Sendable {
         self.store = store
         self.content = content
         self.options = options
+        downloads = Downloads(cache: content)
         let namespace = Namespace(root: (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder),
                                   keptTimes: KeptModifiedTimes((try? store.keptTimes()) ?? []))
         lock = Guarded("Domain.lock", DomainState(namespace: namespace))
@@ -67,9 +70,9 @@ public final class Domain: @unchecked Sendable {
                                     tasks: tasks, workingSet: workingSet, userEvents: userEvents)
         directoryReadAhead = DirectoryReadAhead(options: options, placeholders: placeholders, enumerations: enumerations,
                                                 lock: lock, tasks: tasks, workingSet: workingSet)
-        reading = Reading(provider: provider, content: content, options: options, placeholders: placeholders,
+        reading = Reading(provider: provider, content: content, downloads: downloads, options: options, placeholders: placeholders,
                           enumerations: enumerations, handles: handles, tasks: tasks, workingSet: workingSet)
-        pinning = Pinning(store: store, content: content, provider: provider)
+        pinning = Pinning(store: store, content: content, downloads: downloads, provider: provider)
         writeBack = WriteBack(provider: provider, placeholders: placeholders, content: content, options: options,
                               lock: lock, handles: handles, tasks: tasks, userEvents: userEvents)
         writing = Writing(provider: provider, content: content, options: options, placeholders: placeholders,
@@ -235,7 +238,7 @@ public final class Domain: @unchecked Sendable {
 
     public func shutdown(keepContent: Bool) -> (files: Int, bytes: Int64) {
         // Read-ahead still running would keep its content (in use) out of the eviction.
-        content.stopDownloads(timeout: 5)
+        downloads.stop(timeout: 5)
         let evicted = keepContent ? (0, 0) : content.evictAll()
         // Placeholders of the last listings: the next mount browses them (a save takes ms).
         enumerations.waitForListingSaves(within: 10)

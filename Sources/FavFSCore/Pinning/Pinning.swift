@@ -26,14 +26,17 @@ final class Pinning: Sendable {
     private let tasks = OwnedTasks()
     private let store: PlaceholderStore
     private let content: ContentCache
+    /// Fetches pinned content into the cache.
+    private let fetches: Downloads
     private let provider: any Provider
     private let log = Logger(label: "favfs.pinning")
 
-    init(store: PlaceholderStore, content: ContentCache, provider: any Provider) {
+    init(store: PlaceholderStore, content: ContentCache, downloads fetches: Downloads, provider: any Provider) {
         let pins = PinSet((try? store.pins()) ?? [])
         self.pins = pins
         self.store = store
         self.content = content
+        self.fetches = fetches
         self.provider = provider
         content.setPinnedCheck { pins.covers($0) }
     }
@@ -161,7 +164,7 @@ final class Pinning: Sendable {
         let entry = try content.retain(item: item, version: Domain.contentVersion(item), asHandle: false)
         defer { content.release(entry, asHandle: false) }
         guard item.size > 0 else { return }
-        try await content.provide(entry, item: item, range: 0..<item.size, prefetch: nil, provider: provider)
+        try await fetches.provide(entry, item: item, range: 0..<item.size, prefetch: nil, provider: provider)
     }
 
     // MARK: status and shutdown

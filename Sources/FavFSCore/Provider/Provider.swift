@@ -18,7 +18,7 @@ public struct ProviderCapabilities: OptionSet, Sendable {
     public static let serverSideCopy = ProviderCapabilities(rawValue: 1 << 9)
     /// A read that stops before the end of the file costs the connection (FTP: libcurl aborts
     /// the transfer and closes it; the next read logs in again): the content cache reads a
-    /// file of a few MiB to its end in one request (`ContentCache.readToTheEndBelow`).
+    /// file of a few MiB to its end in one request (`Downloads.readToTheEndBelow`).
     public static let partialReadsCostAConnection = ProviderCapabilities(rawValue: 1 << 10)
     /// Listings may leave out names that start with a dot (nginx's WebDAV module), though the
     /// item itself answers when asked: the core asks for such a name before calling it absent,

@@ -10,6 +10,8 @@ import Logging
 final class Reading: Sendable {
     let provider: any Provider
     let content: ContentCache
+    /// startProviding: the missing bytes of a read, and read-ahead.
+    let downloads: Downloads
     let options: DomainOptions
     let placeholders: Placeholders
     /// Asked again for an item whose version changed under a read.
@@ -20,10 +22,11 @@ final class Reading: Sendable {
     let workingSet: WorkingSet
     let log = Logger(label: "favfs.domain")
 
-    init(provider: any Provider, content: ContentCache, options: DomainOptions, placeholders: Placeholders,
+    init(provider: any Provider, content: ContentCache, downloads: Downloads, options: DomainOptions, placeholders: Placeholders,
          enumerations: Enumerations, handles: HandleTable, tasks: OwnedTasks, workingSet: WorkingSet) {
         self.provider = provider
         self.content = content
+        self.downloads = downloads
         self.options = options
         self.placeholders = placeholders
         self.enumerations = enumerations
@@ -97,9 +100,9 @@ final class Reading: Sendable {
         guard f.entry.beginServing(r) else { return nil }
         guard f.startServing() else { f.entry.endServing(); return nil }
         if let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead) {
-            let entry = f.entry, item = f.item, provider = provider, content = content
-            tasks.start { try? await content.provide(entry, item: item, range: prefetch.lowerBound..<prefetch.lowerBound,
-                                                     prefetch: prefetch, provider: provider) }
+            let entry = f.entry, item = f.item, provider = provider, downloads = downloads
+            tasks.start { try? await downloads.provide(entry, item: item, range: prefetch.lowerBound..<prefetch.lowerBound,
+                                                       prefetch: prefetch, provider: provider) }
         }
         let entry = f.entry
         return ReadResult(fd: f.entry.fd, offset: offset, length: r.count, done: { entry.endServing() })
@@ -121,7 +124,7 @@ final class Reading: Sendable {
             let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead)
             if f.wantsFill() { startFill(f) }
             do {
-                try await content.provide(f.entry, item: f.item, range: r, prefetch: evicted == 0 ? prefetch : nil, provider: provider)
+                try await downloads.provide(f.entry, item: f.item, range: r, prefetch: evicted == 0 ? prefetch : nil, provider: provider)
             } catch let e as ProviderError where e.kind == .versionChanged {
                 if switches < 3, let newer = await switchToNewerVersion(handle, from: f) {
                     switches += 1
@@ -164,7 +167,7 @@ final class Reading: Sendable {
     func startFill(_ f: OpenFile) {
         let size = f.entry.withLock { f.entry.size }
         guard size <= content.limit / 2 else { return }
-        let entry = f.entry, item = f.item, provider = provider, content = content
+        let entry = f.entry, item = f.item, provider = provider, content = content, downloads = downloads
         let step = content.maxRequestSize * 2
         content.hold(entry)
         log.debug("random reads on \(item.identifier): fetching all \(size) bytes in the background")
@@ -173,7 +176,7 @@ final class Reading: Sendable {
             var offset: Int64 = 0
             while offset < size && !Task.isCancelled {
                 let r = offset..<min(offset + step, size)
-                do { try await content.provide(entry, item: item, range: r, prefetch: nil, provider: provider) }
+                do { try await downloads.provide(entry, item: item, range: r, prefetch: nil, provider: provider) }
                 catch { return }
                 offset = r.upperBound
             }
@@ -187,7 +190,7 @@ final class Reading: Sendable {
         guard item.kind == .file, let e = content.openEntry(item.identifier) else { return }
         let size = e.withLock { e.size }
         guard size > 0 else { return }
-        try await content.provide(e, item: item, range: 0..<size, prefetch: nil, provider: provider)
+        try await downloads.provide(e, item: item, range: 0..<size, prefetch: nil, provider: provider)
     }
 
     /// After a handle closed (its writes recorded): its orphan goes with the last handle, its

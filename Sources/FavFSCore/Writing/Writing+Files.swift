@@ -76,7 +76,7 @@ extension Writing {
                 changeLanded(id)
                 touch(id, size: 0)
             } else if !wasDirty && item.size > 0 {
-                try await content.provide(entry, item: item, range: 0..<item.size, prefetch: nil, provider: provider)
+                try await downloads.provide(entry, item: item, range: 0..<item.size, prefetch: nil, provider: provider)
             }
         } catch {
             content.release(entry, asHandle: true)
@@ -234,7 +234,7 @@ extension Writing {
         let f = try reading.file( handle)
         guard f.copiedFrom != nil else { return }
         let size = f.entry.withLock { f.entry.size }
-        if size > 0 { try await content.provide(f.entry, item: f.item, range: 0..<size, prefetch: nil, provider: provider) }
+        if size > 0 { try await downloads.provide(f.entry, item: f.item, range: 0..<size, prefetch: nil, provider: provider) }
         _ = handles.replace(handle, ifStill: f, with: OpenFile(item: f.item, entry: f.entry, writable: true))
         log.debug("\(f.item.identifier): the server-side copy is here now, for writing through its handle")
     }

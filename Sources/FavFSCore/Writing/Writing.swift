@@ -39,6 +39,7 @@ final class Writing: WriteBackHost {
     }
 
     var lock: Guarded<DomainState> { placeholders.lock }
+    var downloads: Downloads { reading.downloads }
     var store: PlaceholderStore { placeholders.store }
 
     func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {

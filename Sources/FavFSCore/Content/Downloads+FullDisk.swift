@@ -4,7 +4,7 @@ import Foundation
 /// A file larger than the free space of the cache disk streams: when a download finds the disk
 /// full, room is made from other content first, then from the file's own clean bytes that no
 /// reader is at.
-extension ContentCache {
+extension Downloads {
     /// Bytes a download of `span` of `e` may free when the disk is full, in this order: least
     /// recently used other content (`evictForSpace`), the bytes of `e` its reader has passed,
     /// then the bytes of `e` away from `span` (left by an earlier read, fetched ahead of a
@@ -12,7 +12,7 @@ extension ContentCache {
     /// bytes freed.
     func makeRoom(for e: ContentEntry, item: Item, span: Range<Int64>) async -> Int64 {
         let needed = Int64(span.count)
-        var freed = evictForSpace(needed: needed, except: e.id, for: "to read \(item.identifier)")
+        var freed = cache.evictForSpace(needed: needed, except: e.id, for: "to read \(item.identifier)")
         if freed < needed {
             let passed = await dropOwnBytes(e) { e in
                 let end = min(span.lowerBound, e.servedUpTo) - self.chunkSize
@@ -36,7 +36,7 @@ extension ContentCache {
     /// while a reply is being sent from the file (it waits up to a second for none to be).
     /// Returns the bytes dropped.
     func dropOwnBytes(_ e: ContentEntry, within: @escaping (ContentEntry) -> [Range<Int64>]) async -> Int64 {
-        guard let dirty = dirtyItems(), !dirty.contains(e.id) else { return 0 }
+        guard let dirty = cache.dirtyItems(), !dirty.contains(e.id) else { return 0 }
         for _ in 0..<100 {
             let dropped: [Range<Int64>]? = e.withLock { () -> [Range<Int64>]? in
                 guard e.serving == 0 else { return nil }

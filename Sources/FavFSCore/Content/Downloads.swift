@@ -1,8 +1,45 @@
 import Foundation
+import Logging
+import Synchronization
 
-/// startProviding: missing chunks of a file are fetched in requests shared by its readers, each
-/// read waiting only for its own bytes.
-extension ContentCache {
+/// startProviding: missing chunks of a file are fetched into its cache file in requests shared
+/// by its readers, each read waiting only for its own bytes (`provide`); on a full cache disk
+/// room is made first (`+FullDisk`). The cache files, their entries and records, and eviction
+/// are `ContentCache`'s; this part keeps no state of its own but `closing`: what is in flight
+/// and who waits for it is each entry's (`ContentEntry.inflight`, `waiters`, under its lock).
+final class Downloads: Sendable {
+    let cache: ContentCache
+    /// Set at unmount (`stop`): no download starts any more. Atomic: it is read with an
+    /// entry's lock held.
+    let closing = Atomic<Bool>(false)
+    let log = Logger(label: "favfs.content")
+
+    init(cache: ContentCache) { self.cache = cache }
+
+    /// Downloads are whole chunks: a 4 KiB read costs one chunk, not the file.
+    var chunkSize: Int64 { cache.chunkSize }
+    /// Longer missing runs are split into requests of at most this many bytes, fetched in parallel.
+    var maxRequestSize: Int64 { cache.maxRequestSize }
+    var store: PlaceholderStore { cache.store }
+    var transfers: TransferRegistry { cache.transfers }
+
+    /// On a remote whose partial reads cost a connection, a read this close to the end of the
+    /// file reads to the end (a `head` of a bigger file still reads only what it asked for).
+    static let readToTheEndBelow: Int64 = 8 << 20
+    /// How far apart the reads of one read-ahead window of the kernel can arrive out of order
+    /// (`read_ahead_kb`, which a mount made by root raises to 1 MiB).
+    static let readAheadSpan: Int64 = 1 << 20
+
+    /// Unmount: no new download starts; those running (read-ahead, prefetch) are cancelled and
+    /// awaited for up to `timeout` seconds, so that their entries are released and recorded
+    /// and `evictAll` finds nothing in use.
+    func stop(timeout: Double) {
+        closing.store(true, ordering: .releasing)
+        for t in cache.downloadsInFlight() { t.cancel() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline, !cache.downloadsInFlight().isEmpty { usleep(10_000) }
+    }
+
     /// startProviding: makes `range` of the item present, downloading missing chunks (shared
     /// with other readers), and starts fetching `prefetch` in the background without waiting.
     func provide(_ e: ContentEntry, item: Item, range: Range<Int64>, prefetch: Range<Int64>?, provider: any Provider) async throws {
@@ -165,10 +202,10 @@ extension ContentCache {
             // Off the cooperative pool: the write waits for SQLite's writer, which a large
             // listing being saved holds for up to a second, and readers' tasks need the pool.
             do {
-                try await BlockingWork.run { try self.saveRecord(e) }
-            } catch where PlaceholderStore.isDiskFull(error) && evictForSpace(needed: 1 << 20, except: item.identifier,
+                try await BlockingWork.run { try self.cache.saveRecord(e) }
+            } catch where PlaceholderStore.isDiskFull(error) && cache.evictForSpace(needed: 1 << 20, except: item.identifier,
                                                                                       for: "to record what was read of \(item.identifier)") > 0 {
-                do { try await BlockingWork.run { try self.saveRecord(e) } }
+                do { try await BlockingWork.run { try self.cache.saveRecord(e) } }
                 catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
             } catch {
                 log.warning("cannot record cached ranges of \(item.identifier): \(error)")
@@ -195,7 +232,7 @@ extension ContentCache {
                 !self.isInFlight(e, $0.range)
             }
         }
-        release(e, asHandle: false)
-        scheduleEviction()
+        cache.release(e, asHandle: false)
+        cache.scheduleEviction()
     }
 }
