@@ -33,6 +33,6 @@ extension Domain {
 
     /// The conflict copy's name for `name` (exposed for tests).
     public static func conflictNameForTests(_ name: String, date: Date) -> String {
-        WriteBack.conflictName(name, date: date, attempt: 0)
+        ConflictCopies.conflictName(name, date: date, attempt: 0)
     }
 }

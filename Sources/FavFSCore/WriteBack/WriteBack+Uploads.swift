@@ -20,7 +20,7 @@ extension WriteBack {
                 return
             }
             guard let item = placeholders.cachedItem(id), item.kind == .file, let w = try? host.writer(id) else {
-                finishFailed(id, error(.notFound, id, "the item to upload is gone"))
+                failures.finishFailed(id, error(.notFound, id, "the item to upload is gone"))
                 return
             }
             let precondition: UploadPrecondition = journal.isNew ? .mustNotExist
@@ -46,7 +46,7 @@ extension WriteBack {
                 } catch {
                     // The comparison itself failed (the server in trouble): not a conflict yet.
                     attempt += 1
-                    if await backOff(id, journal: journal, attempt: attempt, after: error) { continue }
+                    if await failures.backOff(id, journal: journal, attempt: attempt, after: error) { continue }
                     return
                 }
                 if let ours {
@@ -56,17 +56,19 @@ extension WriteBack {
                     if await commit(id, uploaded: ours.item, generation: ours.generation, host: host) { return }
                     continue
                 }
-                await saveConflictCopy(id, item: item, cause: e, generation: generation, host: host)
+                if let copy = await conflicts.saveConflictCopy(id, item: item, cause: e, generation: generation, host: host) {
+                    scheduleUpload(copy, host: host)
+                }
                 return
             } catch where Task.isCancelled {
                 // Unmounting: not the server's answer. The content stays dirty in the journal.
-                finishFailed(id, self.error(.cancelled, id, "the upload was stopped by the unmount"))
+                failures.finishFailed(id, self.error(.cancelled, id, "the upload was stopped by the unmount"))
                 return
             } catch let e as ProviderError where e.isTransient {
                 // Hashing what was sent reads the file: not on the cooperative pool.
                 _ = try? await BlockingWork.run { [self] in sameContent.noteLostReply(id, generation: generation) }
                 attempt += 1
-                if await backOff(id, journal: journal, attempt: attempt, after: e) { continue }
+                if await failures.backOff(id, journal: journal, attempt: attempt, after: e) { continue }
                 return
             } catch where lock.withLock({ s in s.dirty.changed(id, since: generation) }) {
                 // The file changed under the upload (a truncate made it read short): go again.
@@ -75,15 +77,15 @@ extension WriteBack {
                 // The folder was deleted on the server: put it back, the file stays where it is.
                 recreatedFolders = true
                 do {
-                    if try await recreateMissingFolders(above: id, host: host) { continue }
+                    if try await failures.recreateMissingFolders(above: id, host: host) { continue }
                 } catch {
                     // The server failed while the folders were put back: not a refusal.
                     recreatedFolders = false
                     attempt += 1
-                    if await backOff(id, journal: journal, attempt: attempt, after: error as? ProviderError ?? e) { continue }
+                    if await failures.backOff(id, journal: journal, attempt: attempt, after: error as? ProviderError ?? e) { continue }
                     return
                 }
-                await abandonUpload(id, e, host: host)
+                await failures.abandonUpload(id, e, host: host)
                 return
             } catch let e as ProviderError where !e.isPermanentRefusal {
                 // The cache disk, a cancelled task, a reply we could not read: the content
@@ -93,38 +95,15 @@ extension WriteBack {
                 j.lastError = e.description
                 try? store.saveJournal(j)
                 log.error("upload of \(id) failed: \(e); the local content is kept in the cache")
-                finishFailed(id, e)
+                failures.finishFailed(id, e)
                 return
             } catch {
                 // Denied, no space at the server, too large, a name it refuses: retrying would
                 // give the same answer. The content goes to lost+found.
-                await abandonUpload(id, error as? ProviderError ?? self.error(.serverError, id, "\(error)"), host: host)
+                await failures.abandonUpload(id, error as? ProviderError ?? self.error(.serverError, id, "\(error)"), host: host)
                 return
             }
         }
-    }
-
-    /// After a transient failure: records it in the journal and waits before the next attempt.
-    /// False when the attempts are used up (the upload is then marked failed): bounded, so a
-    /// server that keeps failing keeps neither this loop nor unmount (which waits for it) going
-    /// forever. The content stays dirty; the poller tries it again (`retryFailedUploads`), as
-    /// do the next change and the next mount.
-    func backOff(_ id: ItemIdentifier, journal: PlaceholderStore.JournalEntry, attempt: Int, after e: ProviderError) async -> Bool {
-        var j = journal
-        j.attempts += 1
-        j.lastError = e.description
-        try? store.saveJournal(j)
-        lock.withLock { s in s.dirty.attempted(id, j) }
-        let limit = lock.withLock { s in s.dirty.draining } ? options.maxUploadAttemptsWhileUnmounting : options.maxUploadAttempts
-        if attempt >= limit || Task.isCancelled {
-            log.error("upload of \(id) failed \(attempt) times (last: \(e)); the local content is kept in the cache and tried again later")
-            finishFailed(id, e)
-            return false
-        }
-        let delay = min(options.maxUploadBackoff, 0.5 * pow(2, Double(min(attempt, 10))))
-        log.warning("upload of \(id) failed (\(e)); retrying in \(delay) s (attempt \(attempt) of \(limit))")
-        try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
-        return true
     }
 
     /// A time set while the upload ran (`cp -p`, rsync's utimensat before its rename), applied
@@ -253,10 +232,5 @@ extension WriteBack {
             }
         }
         return nil
-    }
-
-    func finishFailed(_ id: ItemIdentifier, _ e: ProviderError) {
-        let waiters = lock.withLock { s in s.dirty.failed(id, e) }
-        for w in waiters { w.resume(throwing: e) }
     }
 }

@@ -19,9 +19,10 @@ protocol WriteBackHost: AnyObject, Sendable {
 ///
 /// Its decisions are `DirtySet`'s (a value in `DomainState`, behind `Domain.lock`, which it
 /// shares with the namespace: an upload's commit changes both in one step); this part runs
-/// them: the upload loop and its commit (+Uploads), conflict copies (+ConflictCopy), streamed
-/// uploads (+Streaming), refusals (+Refusals); the same-content check is `SameContentCheck`'s. Its
-/// tasks are the core's (`OwnedTasks`), stopped at unmount after the uploads drained.
+/// them: the upload loop and its commit (+Uploads), streamed uploads (+Streaming). Failures
+/// and refusals are `UploadFailures`', conflict copies `ConflictCopies`', the same-content
+/// check `SameContentCheck`'s: parts of their own it holds. Its tasks are the core's
+/// (`OwnedTasks`), stopped at unmount after the uploads drained.
 final class WriteBack: Sendable {
     let provider: any Provider
     /// The placeholders a commit, a refusal or a conflict copy writes (and the store).
@@ -33,8 +34,10 @@ final class WriteBack: Sendable {
     /// Open files: a commit forgets the version an item was opened at; a stream asks for writers.
     let handles: HandleTable
     let tasks: OwnedTasks
-    /// Told of conflict copies and refused uploads.
-    let userEvents: Feed<UserEvent>
+    /// Back-off, failures and refusals of uploads.
+    let failures: UploadFailures
+    /// Uploads that met another client's change: the local edit goes beside it.
+    let conflicts: ConflictCopies
     /// Whether the server already holds the bytes an upload would send.
     let sameContent: SameContentCheck
     /// The provider's streamed uploads (and their threshold), looked up once: asked on every write.
@@ -50,7 +53,10 @@ final class WriteBack: Sendable {
         self.lock = lock
         self.handles = handles
         self.tasks = tasks
-        self.userEvents = userEvents
+        failures = UploadFailures(provider: provider, placeholders: placeholders, content: content, options: options,
+                                  userEvents: userEvents)
+        conflicts = ConflictCopies(provider: provider, placeholders: placeholders, content: content, handles: handles,
+                                   failures: failures, userEvents: userEvents)
         sameContent = SameContentCheck(provider: provider, content: content, store: placeholders.store, lock: lock)
         streamer = (provider as? any StreamingUploadProvider).map { ($0, $0.streamingThreshold) }
     }

@@ -1,11 +1,64 @@
 import Foundation
+import Logging
 
 /// Uploads that cannot succeed as they are. A folder deleted on the server under a file written
 /// here is re-created (the file stays where the user put it); any other permanent refusal
 /// (denied, too large, no space at the server, a name it will not take) ends the upload: the
 /// file stays in the mount as written, marked refused, with a copy in `CACHEDIR/lost+found`.
-/// Nothing is retried forever, and unmount never waits for it.
-extension WriteBack {
+/// Nothing is retried forever, and unmount never waits for it. A transient failure is
+/// recorded and waited out (`backOff`), a bounded number of times.
+final class UploadFailures: Sendable {
+    let provider: any Provider
+    let placeholders: Placeholders
+    let content: ContentCache
+    let options: DomainOptions
+    /// Told of refused uploads.
+    let userEvents: Feed<UserEvent>
+    let log = Logger(label: "favfs.domain")
+
+    init(provider: any Provider, placeholders: Placeholders, content: ContentCache, options: DomainOptions,
+         userEvents: Feed<UserEvent>) {
+        self.provider = provider
+        self.placeholders = placeholders
+        self.content = content
+        self.options = options
+        self.userEvents = userEvents
+    }
+
+    /// `Domain.lock`: the dirty set, which records attempts, failures and refusals.
+    var lock: Guarded<DomainState> { placeholders.lock }
+    var store: PlaceholderStore { placeholders.store }
+
+    /// After a transient failure: records it in the journal and waits before the next attempt.
+    /// False when the attempts are used up (the upload is then marked failed): bounded, so a
+    /// server that keeps failing keeps neither this loop nor unmount (which waits for it) going
+    /// forever. The content stays dirty; the poller tries it again (`retryFailedUploads`), as
+    /// do the next change and the next mount.
+    func backOff(_ id: ItemIdentifier, journal: PlaceholderStore.JournalEntry, attempt: Int, after e: ProviderError) async -> Bool {
+        var j = journal
+        j.attempts += 1
+        j.lastError = e.description
+        try? store.saveJournal(j)
+        lock.withLock { s in s.dirty.attempted(id, j) }
+        let limit = lock.withLock { s in s.dirty.draining } ? options.maxUploadAttemptsWhileUnmounting : options.maxUploadAttempts
+        if attempt >= limit || Task.isCancelled {
+            log.error("upload of \(id) failed \(attempt) times (last: \(e)); the local content is kept in the cache and tried again later")
+            finishFailed(id, e)
+            return false
+        }
+        let delay = min(options.maxUploadBackoff, 0.5 * pow(2, Double(min(attempt, 10))))
+        log.warning("upload of \(id) failed (\(e)); retrying in \(delay) s (attempt \(attempt) of \(limit))")
+        try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+        return true
+    }
+
+    /// The upload failed and is not tried again now: its waiters (an fsync) get `e`; the
+    /// content stays dirty for the next change, retry pass or mount.
+    func finishFailed(_ id: ItemIdentifier, _ e: ProviderError) {
+        let waiters = lock.withLock { s in s.dirty.failed(id, e) }
+        for w in waiters { w.resume(throwing: e) }
+    }
+
     /// Re-creates the folders above `id` that are missing at the remote, top down. True when
     /// at least one was created (the upload is worth trying again). Throws a transient failure
     /// (the server in trouble meanwhile): that is no refusal, the caller tries again later.

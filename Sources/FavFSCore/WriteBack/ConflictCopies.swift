@@ -1,9 +1,38 @@
 import Foundation
+import Logging
 
 /// Conflict copies: the remote changed under a local edit. The remote version keeps the name;
 /// the local one is uploaded beside it as `NAME (conflict YYYY-MM-DD HHMMSS).EXT`, and the
 /// edit (content, open handles, dirty state) becomes the copy's.
-extension WriteBack {
+final class ConflictCopies: Sendable {
+    let provider: any Provider
+    let placeholders: Placeholders
+    let content: ContentCache
+    /// Open files: they follow the edit to the copy.
+    let handles: HandleTable
+    /// A copy that cannot be sent yet is waited for or refused as any upload.
+    let failures: UploadFailures
+    /// Told of each conflict copy made.
+    let userEvents: Feed<UserEvent>
+    let log = Logger(label: "favfs.domain")
+
+    init(provider: any Provider, placeholders: Placeholders, content: ContentCache, handles: HandleTable,
+         failures: UploadFailures, userEvents: Feed<UserEvent>) {
+        self.provider = provider
+        self.placeholders = placeholders
+        self.content = content
+        self.handles = handles
+        self.failures = failures
+        self.userEvents = userEvents
+    }
+
+    var lock: Guarded<DomainState> { placeholders.lock }
+    var store: PlaceholderStore { placeholders.store }
+
+    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
+        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
+    }
+
     /// `NAME (conflict YYYY-MM-DD HHMMSS).EXT`
     static func conflictName(_ name: String, date: Date, attempt: Int) -> String {
         let f = DateFormatter()
@@ -18,20 +47,21 @@ extension WriteBack {
     }
 
     /// The remote changed under a local edit: upload ours beside it, keep theirs under the name.
-    /// `generation`: the dirty state's generation when this upload began.
-    func saveConflictCopy(_ id: ItemIdentifier, item: Item, cause: ProviderError, generation: Int, host: any WriteBackHost) async {
-        guard let parent = id.parent, let w = try? host.writer(id) else { return }
+    /// `generation`: the dirty state's generation when this upload began. Returns the copy
+    /// when it changed while it was sent: its upload is to start again.
+    func saveConflictCopy(_ id: ItemIdentifier, item: Item, cause: ProviderError, generation: Int, host: any WriteBackHost) async -> ItemIdentifier? {
+        guard let parent = id.parent, let w = try? host.writer(id) else { return nil }
         let now = Date()
         var attempt = 0
         var recreatedFolders = false
         var saved: Item?
         // A server in trouble: waited for and tried again, as often as any upload (bounded; then
         // the edit stays dirty here and the poller, the next change or mount try again).
-        var failures = 0
+        var failedAttempts = 0
         func again(after e: ProviderError) async -> Bool {
-            failures += 1
+            failedAttempts += 1
             guard let journal = lock.withLock({ s in s.dirty[id]?.journal }) else { return false }
-            return await backOff(id, journal: journal, attempt: failures, after: e)
+            return await failures.backOff(id, journal: journal, attempt: failedAttempts, after: e)
         }
         while saved == nil {
             let copyId = parent.child(Self.conflictName(id.name, date: now, attempt: attempt))
@@ -46,46 +76,50 @@ extension WriteBack {
             } catch let e as ProviderError where e.kind == .exists && attempt < 20 {
                 attempt += 1
             } catch where Task.isCancelled {
-                finishFailed(id, self.error(.cancelled, id, "the conflict copy was stopped by the unmount"))
-                return
+                failures.finishFailed(id, self.error(.cancelled, id, "the conflict copy was stopped by the unmount"))
+                return nil
             } catch let e as ProviderError where e.isTransient {
                 if await again(after: e) { continue }
-                return
+                return nil
             } catch let e as ProviderError where e.kind == .notFound && !recreatedFolders {
                 recreatedFolders = true
                 do {
-                    if try await recreateMissingFolders(above: copyId, host: host) { continue }
+                    if try await failures.recreateMissingFolders(above: copyId, host: host) { continue }
                 } catch {
                     recreatedFolders = false
                     if await again(after: error as? ProviderError ?? e) { continue }
-                    return
+                    return nil
                 }
-                await abandonUpload(id, e, host: host)
-                return
+                await failures.abandonUpload(id, e, host: host)
+                return nil
             } catch let e as ProviderError where !e.isPermanentRefusal {
                 log.error("cannot save the conflict copy of \(id): \(e); the local content stays in the cache")
-                finishFailed(id, e)
-                return
+                failures.finishFailed(id, e)
+                return nil
             } catch {
                 log.error("cannot save the conflict copy of \(id): \(error)")
-                await abandonUpload(id, error as? ProviderError ?? self.error(.serverError, id, "\(error)"), host: host)
-                return
+                await failures.abandonUpload(id, error as? ProviderError ?? self.error(.serverError, id, "\(error)"), host: host)
+                return nil
             }
         }
-        guard let saved else { return }
+        guard let saved else { return nil }
         // The name's remote version, read before the edit leaves the name: the name shows it
         // from the same step on (in between, a reader got the local size without local bytes).
         let remote: Result<Item, Error>
         do { remote = .success(try await provider.item(for: id)) } catch { remote = .failure(error) }
         let nameGone: Bool
         if case .failure(let e as ProviderError) = remote, e.kind == .notFound { nameGone = true } else { nameGone = false }
-        if let e = handEditToConflictCopy(id, copy: saved, generation: generation, name: try? remote.get(), nameGone: nameGone, host: host) {
+        let uploadAgain: ItemIdentifier?
+        switch handEditToConflictCopy(id, copy: saved, generation: generation, name: try? remote.get(), nameGone: nameGone) {
+        case .success(let copy): uploadAgain = copy
+        case .failure(let e):
             log.error("cannot record the conflict copy of \(id) as \(saved.identifier.name): \(e); the local content stays in the cache and is sent again")
-            finishFailed(id, self.error(.localIO, id, "cannot record the conflict copy: \(e)"))
-            return
+            failures.finishFailed(id, self.error(.localIO, id, "cannot record the conflict copy: \(e)"))
+            return nil
         }
         userEvents.publish(.conflictCopy(original: id, copy: saved.identifier))
         if case .failure(let e) = remote, !nameGone { log.warning("cannot refresh \(id): \(e)") }
+        return uploadAgain
     }
 
     /// The local edit is the conflict copy's now: its cached content, the open handles on it
@@ -98,9 +132,10 @@ extension WriteBack {
     /// seed 34: `unlink` answered ENOENT for it). Store and memory
     /// change together under the lock `markDirty` and `openFile` read the dirty state under (as
     /// in `commit`): no write lands between the journal row going and the content going, where
-    /// it would be lost. Returns the store's error, if any.
-    private func handEditToConflictCopy(_ id: ItemIdentifier, copy: Item, generation: Int, name: Item?, nameGone: Bool,
-                                        host: any WriteBackHost) -> Error? {
+    /// it would be lost. Returns the copy when its upload is to start again (it changed while
+    /// sent), or the store's error.
+    private func handEditToConflictCopy(_ id: ItemIdentifier, copy: Item, generation: Int, name: Item?,
+                                        nameGone: Bool) -> Result<ItemIdentifier?, Error> {
         let copyId = copy.identifier
         let version = Domain.contentVersion(copy)
         let outcome = lock.withLock { s -> Result<(answered: [UploadWaiter], again: Bool), Error> in
@@ -128,11 +163,10 @@ extension WriteBack {
             return .success(s.dirty.handedToConflictCopy(id, copy: copyId, copyVersion: copy.version, generation: generation))
         }
         switch outcome {
-        case .failure(let e): return e
+        case .failure(let e): return .failure(e)
         case .success(let (answered, again)):
             for w in answered { w.resume() }
-            if again { scheduleUpload(copyId, host: host) }
-            return nil
+            return .success(again ? copyId : nil)
         }
     }
 }
