@@ -24,7 +24,7 @@ extension Domain {
 
 /// `favfs evict`: frees the content of an item and of everything below it, through the
 /// content cache's own eviction (`evictUnlessDirty`); pins there go first.
-final class SubtreeEviction: Sendable {
+final class SubtreeEviction: Sendable, ReportsRemoteErrors {
     let provider: any Provider
     let store: PlaceholderStore
     let content: ContentCache
@@ -36,10 +36,6 @@ final class SubtreeEviction: Sendable {
         self.store = store
         self.content = content
         self.pinning = pinning
-    }
-
-    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
-        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
     }
 
     /// Seconds `evict` waits for background downloads of what it frees to end.

@@ -4,7 +4,7 @@ import Logging
 /// One mounted remote, FUSE-agnostic: placeholders answer lookups, attributes and listings
 /// without the network while fresh; enumerators refresh them; open files read through the
 /// content cache (startProviding on a miss). Everything here is callable from any thread.
-public final class Domain: @unchecked Sendable {
+public final class Domain: Sendable, ReportsRemoteErrors {
     public let provider: any Provider
     public let store: PlaceholderStore
     public let content: ContentCache
@@ -87,10 +87,6 @@ public final class Domain: @unchecked Sendable {
     }
 
     static var now: Double { Date().timeIntervalSince1970 }
-
-    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
-        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
-    }
 
     // MARK: connecting
 

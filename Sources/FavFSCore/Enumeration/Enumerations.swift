@@ -17,7 +17,7 @@ protocol EnumerationsHost: AnyObject, Sendable {
 /// owned by the core's tasks. A listing is merged with what was changed here meanwhile
 /// and its placeholders saved off the waiting `readdir`'s path (`+Listing`).
 /// Whether the remote answers (`reachability`) goes by the outcomes of these requests.
-final class Enumerations: Sendable {
+final class Enumerations: Sendable, ReportsRemoteErrors {
     let provider: any Provider
     let options: DomainOptions
     let placeholders: Placeholders
@@ -46,10 +46,6 @@ final class Enumerations: Sendable {
     }
 
     var store: PlaceholderStore { placeholders.store }
-
-    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
-        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
-    }
 
     // MARK: connecting
 

@@ -18,7 +18,7 @@ protocol PinningHost: AnyObject, Sendable {
 ///
 /// Its own state (the pins, the download queue) behind their own leaf locks, and its own
 /// background work (`stop` cancels it); it reaches the namespace only through `PinningHost`.
-final class Pinning: Sendable {
+final class Pinning: Sendable, ReportsRemoteErrors {
     /// The pinned items (also in the store).
     let pins: PinSet
     private let downloads = PinnedDownloads()
@@ -28,7 +28,7 @@ final class Pinning: Sendable {
     private let content: ContentCache
     /// Fetches pinned content into the cache.
     private let fetches: Downloads
-    private let provider: any Provider
+    let provider: any Provider
     private let log = Logger(label: "favfs.pinning")
 
     init(store: PlaceholderStore, content: ContentCache, downloads fetches: Downloads, provider: any Provider) {
@@ -39,10 +39,6 @@ final class Pinning: Sendable {
         self.fetches = fetches
         self.provider = provider
         content.setPinnedCheck { pins.covers($0) }
-    }
-
-    private func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
-        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
     }
 
     // MARK: pins

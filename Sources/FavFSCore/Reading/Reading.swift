@@ -7,7 +7,7 @@ import Logging
 /// (`+NewerVersion`). The cache's storage and its downloads are `ContentCache`'s; this part
 /// decides what to ask it for. No state of its own beyond the handles' (`HandleTable`,
 /// `OpenFile`).
-final class Reading: Sendable {
+final class Reading: Sendable, ReportsRemoteErrors {
     let provider: any Provider
     let content: ContentCache
     /// startProviding: the missing bytes of a read, and read-ahead.
@@ -33,10 +33,6 @@ final class Reading: Sendable {
         self.handles = handles
         self.tasks = tasks
         self.workingSet = workingSet
-    }
-
-    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
-        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
     }
 
     /// Opens a file for reading. No network: content is fetched by reads. `keepCache` tells the

@@ -4,7 +4,7 @@ import Logging
 /// Conflict copies: the remote changed under a local edit. The remote version keeps the name;
 /// the local one is uploaded beside it as `NAME (conflict YYYY-MM-DD HHMMSS).EXT`, and the
 /// edit (content, open handles, dirty state) becomes the copy's.
-final class ConflictCopies: Sendable {
+final class ConflictCopies: Sendable, ReportsRemoteErrors {
     let provider: any Provider
     let placeholders: Placeholders
     let content: ContentCache
@@ -28,10 +28,6 @@ final class ConflictCopies: Sendable {
 
     var lock: Guarded<DomainState> { placeholders.lock }
     var store: PlaceholderStore { placeholders.store }
-
-    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
-        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
-    }
 
     /// `NAME (conflict YYYY-MM-DD HHMMSS).EXT`
     static func conflictName(_ name: String, date: Date, attempt: Int) -> String {

@@ -23,7 +23,7 @@ protocol WriteBackHost: AnyObject, Sendable {
 /// and refusals are `UploadFailures`', conflict copies `ConflictCopies`', the same-content
 /// check `SameContentCheck`'s: parts of their own it holds. Its tasks are the core's
 /// (`OwnedTasks`), stopped at unmount after the uploads drained.
-final class WriteBack: Sendable {
+final class WriteBack: Sendable, ReportsRemoteErrors {
     let provider: any Provider
     /// The placeholders a commit, a refusal or a conflict copy writes (and the store).
     let placeholders: Placeholders
@@ -62,10 +62,6 @@ final class WriteBack: Sendable {
     }
 
     var store: PlaceholderStore { placeholders.store }
-
-    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
-        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
-    }
 
     /// Starts uploading `id` unless an upload of it is already running (which will notice the
     /// newer generation and go again).

@@ -5,7 +5,7 @@ import Logging
 /// the remote at once, and the placeholders change only once it agreed. Pending uploads at and
 /// below a renamed or deleted item finish first, so the remote moves what the user wrote.
 /// Each call is given the host a listing it starts reports to (`EnumerationsHost`).
-final class NamespaceChanges: Sendable {
+final class NamespaceChanges: Sendable, ReportsRemoteErrors {
     let provider: any Provider
     let content: ContentCache
     let placeholders: Placeholders
@@ -30,10 +30,6 @@ final class NamespaceChanges: Sendable {
     var lock: Guarded<DomainState> { placeholders.lock }
     var store: PlaceholderStore { placeholders.store }
     var writeBack: WriteBack { writing.writeBack }
-
-    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
-        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
-    }
 
     func makeFolder(_ parent: ItemIdentifier, _ name: String, host: any EnumerationsHost) async throws -> Item {
         let id = parent.child(name)

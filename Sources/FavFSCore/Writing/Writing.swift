@@ -7,7 +7,7 @@ import Logging
 /// writing, writing, truncating and setting times are `+Files`; namespace changes (mkdir,
 /// unlink, rmdir, rename) are `NamespaceChanges`'. The host write-back's uploads ask for folder
 /// times, kept times and the writer.
-final class Writing: WriteBackHost {
+final class Writing: WriteBackHost, ReportsRemoteErrors {
     let provider: any Provider
     let content: ContentCache
     let options: DomainOptions
@@ -41,10 +41,6 @@ final class Writing: WriteBackHost {
     var lock: Guarded<DomainState> { placeholders.lock }
     var downloads: Downloads { reading.downloads }
     var store: PlaceholderStore { placeholders.store }
-
-    func error(_ kind: ProviderError.Kind, _ id: ItemIdentifier, _ detail: String) -> ProviderError {
-        ProviderError(kind, remote: provider.remoteDescription, path: id.rawValue, detail: detail)
-    }
 
     /// The provider's write side, or EROFS.
     func writer(_ id: ItemIdentifier) throws -> any WritableProvider {
@@ -159,7 +155,6 @@ final class Writing: WriteBackHost {
     }
 
     func isDirty(_ id: ItemIdentifier) -> Bool { lock.withLock { s in s.dirty.isDirty(id) } }
-
 
     // MARK: handing changes to write-back
 
