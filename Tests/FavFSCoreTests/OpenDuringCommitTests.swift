@@ -18,7 +18,7 @@ final class OpenDuringCommitTests: XCTestCase {
         let (h, _) = try await d.openFile(id, write: true, truncate: false)
         _ = try Data("two, longer\n".utf8).withUnsafeBytes { try d.write(handle: h, offset: 0, $0) }
         // What an open reads under the lock, before the upload of that change commits...
-        let (seen, wasDirty) = d.snapshot(id)
+        let (seen, wasDirty) = d.placeholders.snapshot(id)
         let before = try XCTUnwrap(seen)
         XCTAssertTrue(wasDirty)
         d.closeFile(h)

@@ -33,7 +33,7 @@ extension Domain: PinningHost {
     /// the remote while unmounted).
     public func providePinnedContent() { pinning.provideAll(host: self) }
 
-    func hasLocalChanges(_ id: ItemIdentifier) -> Bool { snapshot(id).dirty }
+    func hasLocalChanges(_ id: ItemIdentifier) -> Bool { placeholders.snapshot(id).dirty }
 
     /// Pins follow `mv` here.
     func movePins(_ from: ItemIdentifier, to: ItemIdentifier) { pinning.move(from, to: to) }

@@ -66,15 +66,15 @@ public final class Domain: Sendable, ReportsRemoteErrors {
                                   keptTimes: KeptModifiedTimes((try? store.keptTimes()) ?? []))
         lock = Guarded("Domain.lock", DomainState(namespace: namespace))
         placeholders = Placeholders(store: store, lock: lock, handles: handles)
-        enumerations = Enumerations(provider: provider, options: options, placeholders: placeholders, lock: lock,
+        enumerations = Enumerations(provider: provider, options: options, placeholders: placeholders,
                                     tasks: tasks, workingSet: workingSet, userEvents: userEvents)
         directoryReadAhead = DirectoryReadAhead(options: options, placeholders: placeholders, enumerations: enumerations,
-                                                lock: lock, tasks: tasks, workingSet: workingSet)
+                                                tasks: tasks, workingSet: workingSet)
         reading = Reading(provider: provider, content: content, downloads: downloads, options: options, placeholders: placeholders,
                           enumerations: enumerations, handles: handles, tasks: tasks, workingSet: workingSet)
         pinning = Pinning(store: store, content: content, downloads: downloads, provider: provider)
         writeBack = WriteBack(provider: provider, placeholders: placeholders, content: content, options: options,
-                              lock: lock, handles: handles, tasks: tasks, userEvents: userEvents)
+                              handles: handles, tasks: tasks, userEvents: userEvents)
         writing = Writing(provider: provider, content: content, options: options, placeholders: placeholders,
                           reading: reading, enumerations: enumerations, handles: handles, writeBack: writeBack, tasks: tasks)
         namespaceChanges = NamespaceChanges(provider: provider, content: content, placeholders: placeholders,
@@ -119,13 +119,6 @@ public final class Domain: Sendable, ReportsRemoteErrors {
     /// The placeholder of `id`, from memory or the store; nil if never seen. No network.
     public func cachedItem(_ id: ItemIdentifier) -> Item? { placeholders.cachedItem(id) }
 
-    /// An item and whether it is dirty, read together (an upload commits both at once).
-    func snapshot(_ id: ItemIdentifier) -> (item: Item?, dirty: Bool) { placeholders.snapshot(id) }
-
-    /// Brings a folder's placeholders into memory without `lock` (`Placeholders.preload`).
-    @discardableResult
-    func preload(_ folder: ItemIdentifier) -> Bool { placeholders.preload(folder) }
-
     /// Finds `name` in `parent`: from the placeholder listing while fresh (a name not in a fresh
     /// listing does not exist), else after enumerating the folder.
     public func lookup(_ parent: ItemIdentifier, _ name: String) async throws -> Item {
@@ -141,12 +134,6 @@ public final class Domain: Sendable, ReportsRemoteErrors {
         return state.items
     }
 
-    /// A folder's listing, verified by this mount unless the remote does not answer
-    /// (`Enumerations.verifiedState`).
-    func verifiedState(_ folder: ItemIdentifier) async throws -> FolderState {
-        try await enumerations.verifiedState(folder, host: self)
-    }
-
     /// Waits until every listing answered so far is in the store.
     public func waitForListingSaves() async { await enumerations.waitForListingSaves() }
 
@@ -159,7 +146,7 @@ public final class Domain: Sendable, ReportsRemoteErrors {
 
     /// Closes a handle. The last writable handle of a dirty item starts its upload.
     public func closeFile(_ handle: UInt64) {
-        writing.close(handle)
+        writing.closeFile(handle)
     }
 
     /// Opens a file for reading. No network: content is fetched by reads. `keepCache` tells the

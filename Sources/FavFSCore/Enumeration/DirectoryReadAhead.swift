@@ -28,22 +28,22 @@ final class DirectoryReadAhead: Sendable {
     let options: DomainOptions
     let placeholders: Placeholders
     let enumerations: Enumerations
-    /// `Domain.lock`: the read-ahead's state (`siblingReadAhead`) beside the listings in flight
-    /// it starts (`startRefresh` runs with the lock held).
-    let lock: Guarded<DomainState>
     let tasks: OwnedTasks
     /// When a program last read: the read-ahead of a folder just listed waits for a pause.
     let workingSet: WorkingSet
 
-    init(options: DomainOptions, placeholders: Placeholders, enumerations: Enumerations, lock: Guarded<DomainState>,
-         tasks: OwnedTasks, workingSet: WorkingSet) {
+    init(options: DomainOptions, placeholders: Placeholders, enumerations: Enumerations, tasks: OwnedTasks,
+         workingSet: WorkingSet) {
         self.options = options
         self.placeholders = placeholders
         self.enumerations = enumerations
-        self.lock = lock
         self.tasks = tasks
         self.workingSet = workingSet
     }
+
+    /// `Domain.lock`: the read-ahead's state (`siblingReadAhead`) beside the listings in flight
+    /// it starts (`startRefresh` runs with the lock held).
+    var lock: Guarded<DomainState> { placeholders.lock }
 
     /// Lists never-listed subfolders of `state` in the background, a few at a time. Each
     /// listing is shared with an opendir that comes meanwhile.

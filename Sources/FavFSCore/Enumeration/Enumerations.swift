@@ -21,8 +21,6 @@ final class Enumerations: Sendable, ReportsRemoteErrors {
     let provider: any Provider
     let options: DomainOptions
     let placeholders: Placeholders
-    /// `Domain.lock`: the listings in flight (`refreshes`) and being saved, with the namespace.
-    let lock: Guarded<DomainState>
     let tasks: OwnedTasks
     let workingSet: WorkingSet
     /// Whether the remote answers, from the outcomes of listings (`remoteAnswered`,
@@ -34,17 +32,18 @@ final class Enumerations: Sendable, ReportsRemoteErrors {
     let saveGroup = DispatchGroup()
     let log = Logger(label: "favfs.domain")
 
-    init(provider: any Provider, options: DomainOptions, placeholders: Placeholders, lock: Guarded<DomainState>,
+    init(provider: any Provider, options: DomainOptions, placeholders: Placeholders,
          tasks: OwnedTasks, workingSet: WorkingSet, userEvents: Feed<UserEvent>) {
         self.provider = provider
         self.options = options
         self.placeholders = placeholders
-        self.lock = lock
         self.tasks = tasks
         self.workingSet = workingSet
         self.userEvents = userEvents
     }
 
+    /// `Domain.lock`: the listings in flight (`refreshes`) and being saved, with the namespace.
+    var lock: Guarded<DomainState> { placeholders.lock }
     var store: PlaceholderStore { placeholders.store }
 
     // MARK: connecting

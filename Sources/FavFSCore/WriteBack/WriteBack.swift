@@ -29,8 +29,6 @@ final class WriteBack: Sendable, ReportsRemoteErrors {
     let placeholders: Placeholders
     let content: ContentCache
     let options: DomainOptions
-    /// `Domain.lock`: the dirty set, and the namespace a commit updates with it.
-    let lock: Guarded<DomainState>
     /// Open files: a commit forgets the version an item was opened at; a stream asks for writers.
     let handles: HandleTable
     let tasks: OwnedTasks
@@ -45,22 +43,23 @@ final class WriteBack: Sendable, ReportsRemoteErrors {
     let log = Logger(label: "favfs.domain")
 
     init(provider: any Provider, placeholders: Placeholders, content: ContentCache, options: DomainOptions,
-         lock: Guarded<DomainState>, handles: HandleTable, tasks: OwnedTasks, userEvents: Feed<UserEvent>) {
+         handles: HandleTable, tasks: OwnedTasks, userEvents: Feed<UserEvent>) {
         self.provider = provider
         self.placeholders = placeholders
         self.content = content
         self.options = options
-        self.lock = lock
         self.handles = handles
         self.tasks = tasks
         failures = UploadFailures(provider: provider, placeholders: placeholders, content: content, options: options,
                                   userEvents: userEvents)
         conflicts = ConflictCopies(provider: provider, placeholders: placeholders, content: content, handles: handles,
                                    failures: failures, userEvents: userEvents)
-        sameContent = SameContentCheck(provider: provider, content: content, store: placeholders.store, lock: lock)
+        sameContent = SameContentCheck(provider: provider, content: content, store: placeholders.store, lock: placeholders.lock)
         streamer = (provider as? any StreamingUploadProvider).map { ($0, $0.streamingThreshold) }
     }
 
+    /// `Domain.lock`: the dirty set, and the namespace a commit updates with it.
+    var lock: Guarded<DomainState> { placeholders.lock }
     var store: PlaceholderStore { placeholders.store }
 
     /// Starts uploading `id` unless an upload of it is already running (which will notice the

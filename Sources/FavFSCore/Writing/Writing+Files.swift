@@ -159,7 +159,7 @@ extension Writing {
         guard let item = placeholders.cachedItem(id) else { throw error(.notFound, id, "no such item") }
         guard item.kind == .file else { throw error(.isAFolder, id, "not a file") }
         let (h, _) = try await openFile(id, write: true, truncate: size == 0)
-        defer { close(h) }
+        defer { closeFile(h) }
         if size != 0 { return try await setSize(id, size, handle: h) }
         return placeholders.cachedItem(id) ?? item
     }

@@ -234,7 +234,7 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
     }
 
     /// Closes a handle: the last writable handle of a dirty item starts its upload.
-    func close(_ handle: UInt64) {
+    func closeFile(_ handle: UInt64) {
         guard let f = handles.remove(handle) else { return }
         if f.writable { finishWriting(f) }
         reading.release(f)
