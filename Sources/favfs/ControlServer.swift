@@ -148,7 +148,7 @@ final class ControlServer: @unchecked Sendable {
                      "uploads: \(s.pendingUploads) pending (\(ByteSize.format(s.pendingBytes)))"]
         for f in s.failedUploads { lines.append("failed upload: \(f)") }
         for f in s.refusedUploads { lines.append("refused upload (kept in the mount and in lost+found until changed or removed): \(f)") }
-        let lost = domain.content.lostAndFound
+        let lost = domain.content.lostAndFound.directory
         let kept = (try? FileManager.default.contentsOfDirectory(atPath: lost.path)) ?? []
         if !kept.isEmpty { lines.append("lost+found: \(Plural.count(kept.count, "file")) not on the server (refused uploads, content the database lost), kept in \(lost.path)") }
         if let e = s.lastNetworkError { lines.append("last network error: \(e)") }
@@ -169,7 +169,7 @@ final class ControlServer: @unchecked Sendable {
 
     private func mountReport() -> MountStatusReport {
         let s = domain.status()
-        let lost = domain.content.lostAndFound
+        let lost = domain.content.lostAndFound.directory
         let kept = (try? FileManager.default.contentsOfDirectory(atPath: lost.path)) ?? []
         return MountStatusReport(
             mountpoint: mountpoint, remote: remote, name: name, answering: true, readOnly: !domain.isWritable,

@@ -83,8 +83,8 @@ struct MountRunner {
         Self.warnIfCacheLimitExceedsDisk(cacheDir: cacheDir, limit: options.cacheLimit, used: (try? store.contentBytes()) ?? 0)
         // Content the database does not know (it was lost or damaged while files were dirty):
         // kept in CACHEDIR/lost+found, never deleted.
-        if content.rescueUnknownFiles() > 0, FileManager.default.fileExists(atPath: content.lostAndFound.path) {
-            log.warning("content not known to the placeholder database was kept in \(content.lostAndFound.path)")
+        if content.rescueUnknownFiles() > 0, FileManager.default.fileExists(atPath: content.lostAndFound.directory.path) {
+            log.warning("content not known to the placeholder database was kept in \(content.lostAndFound.directory.path)")
         }
         var configuration = self.configuration
         if let password { configuration.secret = password }   // --password-stdin wins over a stored secret

@@ -6,7 +6,7 @@ import XCTest
 final class DirtySetTests: XCTestCase {
     private let file = ItemIdentifier("/docs/a.txt")
 
-    private func journal(_ id: ItemIdentifier, isNew: Bool = false, base: String? = "v1", since: Double = 100) -> PlaceholderStore.JournalEntry {
+    private func journal(_ id: ItemIdentifier, isNew: Bool = false, base: String? = "v1", since: Double = 100) -> JournalEntry {
         .init(id: id, baseVersion: isNew ? nil : base, isNew: isNew, since: since)
     }
 

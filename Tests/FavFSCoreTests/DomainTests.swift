@@ -1,5 +1,5 @@
 import XCTest
-import FavFSCore
+@testable import FavFSCore
 import Providers
 import FUSEBridge
 
@@ -293,7 +293,7 @@ final class DomainTests: XCTestCase {
             d.closeFile(h)
             try await Task.sleep(nanoseconds: 10_000_000)
         }
-        d.content.evictIfNeeded()
+        d.eviction.evictIfNeeded()
         XCTAssertEqual(d.state(of: ItemIdentifier("/f0.bin")), "materialized", "open file evicted")
         XCTAssertEqual(d.state(of: ItemIdentifier("/f1.bin")), "placeholder", "least recently used not evicted")
         XCTAssertEqual(d.state(of: ItemIdentifier("/f3.bin")), "materialized", "most recent evicted")

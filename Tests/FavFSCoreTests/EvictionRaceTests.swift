@@ -18,7 +18,7 @@ final class EvictionRaceTests: XCTestCase {
         d.closeFile(r)
         // The pass's list, read while the file was clean.
         // (The record follows the read: its ranges are saved after the reply.)
-        var records: [PlaceholderStore.ContentRecord] = []
+        var records: [ContentRecord] = []
         for _ in 0..<500 where records.isEmpty {
             records = try d.store.contentByLastUse().filter { $0.id == id && $0.ranges.count == 200_000 }
             if records.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
@@ -31,7 +31,7 @@ final class EvictionRaceTests: XCTestCase {
         d.closeFile(h)
 
         // The pass reaches the file now: dirty, not in use.
-        for rec in records { XCTAssertFalse(d.content.evict(rec), "the only copy of a write was evicted") }
+        for rec in records { XCTAssertFalse(d.eviction.evict(rec), "the only copy of a write was evicted") }
         var expected = randomData(200_000, seed: 1)
         expected.replaceSubrange(0..<12, with: Data("WRITTEN HERE".utf8))
         let (h2, _) = try d.openFile(id)

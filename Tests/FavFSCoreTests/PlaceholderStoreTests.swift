@@ -73,10 +73,10 @@ final class PlaceholderStoreTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var s = try PlaceholderStore(path: dir + "/p.sqlite")
         let id = ItemIdentifier("/a.txt")
-        var row = PlaceholderStore.JournalEntry(id: id, baseVersion: nil, isNew: true, since: 1)
+        var row = JournalEntry(id: id, baseVersion: nil, isNew: true, since: 1)
         try s.saveJournal(row)
-        let sent = [PlaceholderStore.SentContent(length: 198, digest: (0..<32).map { UInt8($0 * 7 % 256) }),
-                    PlaceholderStore.SentContent(length: 0, digest: [UInt8](repeating: 255, count: 32))]
+        let sent = [SentContent(length: 198, digest: (0..<32).map { UInt8($0 * 7 % 256) }),
+                    SentContent(length: 0, digest: [UInt8](repeating: 255, count: 32))]
         try s.saveLostReplies(id, sent)
         row.attempts = 3
         try s.saveJournal(row)   // an attempt recorded after
@@ -85,7 +85,7 @@ final class PlaceholderStoreTests: XCTestCase {
         XCTAssertEqual(try s.journalEntries().first?.lostReplies, sent)
         XCTAssertEqual(try s.journalEntries().first?.attempts, 3)
         try s.deleteJournal(id)
-        try s.saveJournal(PlaceholderStore.JournalEntry(id: id, baseVersion: "v", isNew: false, since: 2))
+        try s.saveJournal(JournalEntry(id: id, baseVersion: "v", isNew: false, since: 2))
         XCTAssertEqual(try s.journalEntries().first?.lostReplies, [], "a new row starts without")
         s.close()
     }

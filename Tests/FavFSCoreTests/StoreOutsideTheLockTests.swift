@@ -76,7 +76,7 @@ final class StoreOutsideTheLockTests: XCTestCase {
         let id = ItemIdentifier("/a.txt")
         let item = Item(identifier: id, kind: .file, size: 3, version: "v2")
         var set = DirtySet()
-        let first = PlaceholderStore.JournalEntry(id: id, baseVersion: "v1", isNew: false, since: 100)
+        let first = JournalEntry(id: id, baseVersion: "v1", isNew: false, since: 100)
         try store.saveJournal(first)
         set.recorded(first, isNew: false)
         XCTAssertTrue(set.claimUpload(id))

@@ -210,7 +210,7 @@ final class BackgroundWorkTests: XCTestCase {
         XCTAssertEqual(try d.store.journalEntries().map(\.id), [id])
         XCTAssertNil(try d.store.journalEntries().first?.refused)
         XCTAssertTrue(d.refusedUploads().isEmpty)
-        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: d.content.lostAndFound.path)) ?? [], [])
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: d.content.lostAndFound.directory.path)) ?? [], [])
         // No new work starts once stopped.
         d.resumeUploads()
         XCTAssertEqual(d.state(of: id)?.hasPrefix("dirty: upload"), true)

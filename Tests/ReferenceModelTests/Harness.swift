@@ -561,7 +561,7 @@ final class CoreHarness: @unchecked Sendable {
     }
 
     private func lostAndFound() -> [[UInt8]] {
-        let dir = domain.content.lostAndFound
+        let dir = domain.content.lostAndFound.directory
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
         return names.map { [UInt8]((try? Data(contentsOf: dir.appendingPathComponent($0))) ?? Data()) }
             .sorted { $0.lexicographicallyPrecedes($1) }

@@ -19,8 +19,10 @@ public final class ContentCache: @unchecked Sendable {
     let log = Logger(label: "favfs.content")
     /// Downloads (here) and uploads (the domain's) running now, for `favfs status`.
     public let transfers = TransferRegistry()
+    /// Where content favfs could not deliver is kept: `CACHEDIR/lost+found`.
+    public let lostAndFound: LostAndFound
 
-    /// Guards `entries`, `superseded`, `recordsGoing` and the eviction schedule. Taken by opens
+    /// Guards `entries`, `superseded` and `recordsGoing`. Taken by opens
     /// and closes: no store write runs under it (checked by `StoreWitness`; reads are fine).
     let lock = WitnessedLock("ContentCache.lock", readsAllowed: true)
     var entries: [ItemIdentifier: ContentEntry] = [:]
@@ -32,19 +34,12 @@ public final class ContentCache: @unchecked Sendable {
     /// file was deleted (its writes then stay private) or is still there at another version.
     var superseded: [ContentEntry] = []
     private var nextFile: Int64
-    var evictionPending = false
-    /// The eviction passes this cache started (`scheduleEviction`): `stopEvicting` ends them
-    /// before the store closes.
-    let passes = OwnedTasks()
-    var lastEviction: Double = 0
-    static let evictionInterval: Double = 0.5
-    /// Whether an item is pinned (the domain's pins; a folder's pin covers what is below it).
-    var pinnedCheck: (@Sendable (ItemIdentifier) -> Bool)?
 
     public init(directory: URL, store: PlaceholderStore, limit: Int64,
                 chunkSize: Int64 = 128 << 10, maxRequestSize: Int64 = 2 << 20) throws {
         self.directory = directory
         self.directoryPath = directory.path
+        lostAndFound = LostAndFound(directory: directory.deletingLastPathComponent().appendingPathComponent("lost+found"))
         self.store = store
         self.limit = limit
         self.chunkSize = chunkSize

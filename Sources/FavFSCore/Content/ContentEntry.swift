@@ -56,7 +56,7 @@ final class ContentEntry: @unchecked Sendable {
     var recordBehind: Bool { recorded && !stale && !deleted && savedBytes != ranges.count }
 
     /// The persisted form (call with the lock held).
-    var record: PlaceholderStore.ContentRecord {
+    var record: ContentRecord {
         .init(id: id, file: file, version: version, size: size, ranges: ranges, lastUsed: lastUsed, pinned: pinned)
     }
 

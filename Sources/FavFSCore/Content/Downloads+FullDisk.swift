@@ -12,7 +12,7 @@ extension Downloads {
     /// bytes freed.
     func makeRoom(for e: ContentEntry, item: Item, span: Range<Int64>) async -> Int64 {
         let needed = Int64(span.count)
-        var freed = cache.evictForSpace(needed: needed, except: e.id, for: "to read \(item.identifier)")
+        var freed = eviction.evictForSpace(needed: needed, except: e.id, for: "to read \(item.identifier)")
         if freed < needed {
             let passed = await dropOwnBytes(e) { e in
                 let end = min(span.lowerBound, e.servedUpTo) - self.chunkSize

@@ -9,12 +9,17 @@ import Synchronization
 /// and who waits for it is each entry's (`ContentEntry.inflight`, `waiters`, under its lock).
 final class Downloads: Sendable {
     let cache: ContentCache
+    /// Frees room after a download and on a full cache disk.
+    let eviction: Eviction
     /// Set at unmount (`stop`): no download starts any more. Atomic: it is read with an
     /// entry's lock held.
     let closing = Atomic<Bool>(false)
     let log = Logger(label: "favfs.content")
 
-    init(cache: ContentCache) { self.cache = cache }
+    init(cache: ContentCache, eviction: Eviction) {
+        self.cache = cache
+        self.eviction = eviction
+    }
 
     /// Downloads are whole chunks: a 4 KiB read costs one chunk, not the file.
     var chunkSize: Int64 { cache.chunkSize }
@@ -203,7 +208,7 @@ final class Downloads: Sendable {
             // listing being saved holds for up to a second, and readers' tasks need the pool.
             do {
                 try await BlockingWork.run { try self.cache.saveRecord(e) }
-            } catch where PlaceholderStore.isDiskFull(error) && cache.evictForSpace(needed: 1 << 20, except: item.identifier,
+            } catch where PlaceholderStore.isDiskFull(error) && eviction.evictForSpace(needed: 1 << 20, except: item.identifier,
                                                                                       for: "to record what was read of \(item.identifier)") > 0 {
                 do { try await BlockingWork.run { try self.cache.saveRecord(e) } }
                 catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
@@ -233,6 +238,6 @@ final class Downloads: Sendable {
             }
         }
         cache.release(e, asHandle: false)
-        cache.scheduleEviction()
+        eviction.schedule()
     }
 }

@@ -54,12 +54,12 @@ final class SubtreeEviction: Sendable, ReportsRemoteErrors {
         while content.isSettling(atOrBelow: id) && Date() < deadline {
             try? await Task.sleep(nanoseconds: 20_000_000)
         }
-        let records: [PlaceholderStore.ContentRecord]
+        let records: [ContentRecord]
         do { records = try store.contentRecords(atOrBelow: id) }
         catch { throw self.error(.localIO, id, "cannot read the cache index: \(error)") }
         var pending = records
         while !pending.isEmpty {
-            var downloading: [PlaceholderStore.ContentRecord] = []
+            var downloading: [ContentRecord] = []
             for r in pending {
                 switch content.evictUnlessDirty(r) {
                 case .evicted:

@@ -20,7 +20,7 @@ struct DirtySet {
     private var deferredByMove: Set<ItemIdentifier> = []
 
     /// A new dirty spell for `journal`'s item.
-    private mutating func spell(_ journal: PlaceholderStore.JournalEntry) -> DirtyState {
+    private mutating func spell(_ journal: JournalEntry) -> DirtyState {
         incarnations += 1
         var state = DirtyState(journal: journal)
         state.incarnation = incarnations
@@ -100,7 +100,7 @@ struct DirtySet {
         /// caller saves before the change lands — when the server had refused the content
         /// before (a change is worth another try), or when an upload's commit is deleting the
         /// row it answered (`beginCommit`).
-        case dirty(save: PlaceholderStore.JournalEntry?)
+        case dirty(save: JournalEntry?)
     }
 
     /// A change to `id` is about to land.
@@ -120,7 +120,7 @@ struct DirtySet {
 
     /// The journal row `journal` was written: the item is dirty from now on. A file `isNew`
     /// (created empty here) may stream its upload while written in order.
-    mutating func recorded(_ journal: PlaceholderStore.JournalEntry, isNew: Bool) {
+    mutating func recorded(_ journal: JournalEntry, isNew: Bool) {
         let id = journal.id
         if items[id] == nil {
             items[id] = spell(journal)
@@ -137,7 +137,7 @@ struct DirtySet {
     }
 
     /// Rows of the journal found at mount (a crash or kill before their upload).
-    mutating func resume(_ journal: PlaceholderStore.JournalEntry, failure: ProviderError?) {
+    mutating func resume(_ journal: JournalEntry, failure: ProviderError?) {
         guard items[journal.id] == nil else { return }
         items[journal.id] = spell(journal)
         items[journal.id]!.failure = failure
@@ -189,7 +189,7 @@ struct DirtySet {
     }
 
     /// An attempt failed and is recorded in `journal` (attempts, last error).
-    mutating func attempted(_ id: ItemIdentifier, _ journal: PlaceholderStore.JournalEntry) {
+    mutating func attempted(_ id: ItemIdentifier, _ journal: JournalEntry) {
         if items[id] != nil { items[id]!.journal = journal }
     }
 
@@ -230,7 +230,7 @@ struct DirtySet {
     /// is now based on `version`. Returns the waiters the upload answered and the journal row
     /// to save.
     mutating func confirmedButChanged(_ id: ItemIdentifier, generation: Int, version: String?)
-        -> (answered: [UploadWaiter], journal: PlaceholderStore.JournalEntry?) {
+        -> (answered: [UploadWaiter], journal: JournalEntry?) {
         guard items[id] != nil else { return ([], nil) }
         items[id]!.rowDuringCommit = nil
         items[id]!.journal.baseVersion = version
@@ -254,7 +254,7 @@ struct DirtySet {
 
     /// The server refused the content for good: no upload until it changes. Returns the journal
     /// row to save and the waiters.
-    mutating func refused(_ id: ItemIdentifier, _ error: ProviderError) -> (journal: PlaceholderStore.JournalEntry?, waiters: [UploadWaiter]) {
+    mutating func refused(_ id: ItemIdentifier, _ error: ProviderError) -> (journal: JournalEntry?, waiters: [UploadWaiter]) {
         guard items[id] != nil else { return (nil, []) }
         items[id]!.uploading = false
         items[id]!.failure = error
@@ -349,7 +349,7 @@ struct DirtySet {
 
     /// A new file the server refused, renamed here: a new name is worth another upload.
     /// Returns the journal row to save.
-    mutating func refusedFileRenamed(_ source: ItemIdentifier, to destination: ItemIdentifier) -> PlaceholderStore.JournalEntry? {
+    mutating func refusedFileRenamed(_ source: ItemIdentifier, to destination: ItemIdentifier) -> JournalEntry? {
         guard var s = items.removeValue(forKey: source) else { return nil }
         s.journal.id = destination
         s.rowDuringCommit?.id = destination

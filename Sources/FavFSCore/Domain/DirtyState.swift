@@ -1,7 +1,7 @@
 /// An item changed here and not yet confirmed by the remote, as the upload loop sees it. The
 /// journal row is the durable half; this is the live half (generation, waiters).
 struct DirtyState: Sendable {
-    var journal: PlaceholderStore.JournalEntry
+    var journal: JournalEntry
     /// Bumped by every local change; an upload clears the item only if none came meanwhile.
     var generation = 0
     /// Which dirty spell this is (`DirtySet` numbers them): a file deleted and made again under
@@ -29,7 +29,7 @@ struct DirtyState: Sendable {
     /// An upload's commit is writing the store without `Domain.lock` (`DirtySet.beginCommit`):
     /// the row a change landing meanwhile must write, since the commit deletes the row it
     /// answered. Based on the version the remote just confirmed, with a `since` of its own.
-    var rowDuringCommit: PlaceholderStore.JournalEntry?
+    var rowDuringCommit: JournalEntry?
     /// Attempts whose answer was lost (a transient failure after the request went out): the
     /// server may hold their bytes, and finding them there is no conflict (the newest few).
     var lostReplies: [LostReply] = []
@@ -38,7 +38,7 @@ struct DirtyState: Sendable {
     /// commit), so removing it asks the server too (`Domain.remove`).
     var mayBeAtRemote = false
 
-    init(journal: PlaceholderStore.JournalEntry) { self.journal = journal }
+    init(journal: JournalEntry) { self.journal = journal }
 }
 
 /// What an upload attempt sent, noted after its answer was lost (`SameContentCheck.noteLostReply`).

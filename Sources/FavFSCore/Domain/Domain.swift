@@ -6,31 +6,23 @@ import Logging
 /// content cache (startProviding on a miss). Everything here is callable from any thread.
 public final class Domain: Sendable, ReportsRemoteErrors {
     public let provider: any Provider
-    public let store: PlaceholderStore
     public let content: ContentCache
-    /// startProviding into `content`: reads, opens for writing, pinned content.
-    let downloads: Downloads
     public let options: DomainOptions
-    let log = Logger(label: "favfs.domain")
-
-    /// The namespace in memory, the dirty set and the listings in flight (`DomainState`),
-    /// reachable only under this lock; taken by every FUSE request. No SQLite call runs under
-    /// it (checked in debug builds: `StoreWitness`).
-    let lock: Guarded<DomainState>
-    /// Open files, the version each item had when last opened, orphans (see `HandleTable`).
-    let handles = HandleTable()
-    /// The background work this core started (uploads, quiet-time waits, read-ahead, pinned
-    /// downloads): `stopBackgroundWork` cancels it and waits for it before unmount.
+    /// The background work this core started (uploads, quiet-time waits, read-ahead, listings):
+    /// `stopBackgroundWork` cancels it and waits for it before unmount.
     let tasks = OwnedTasks()
-    /// The placeholders in memory and in the store, moved between them off the lock.
+    /// The placeholders in memory and in the store, moved between them off the lock; it holds
+    /// the store, `Domain.lock` and the handle table.
     let placeholders: Placeholders
     /// The enumerators: listings of folders, shared while in flight, merged and saved.
     let enumerations: Enumerations
     /// Listings started ahead of a program walking a tree, or after a folder was shown.
     let directoryReadAhead: DirectoryReadAhead
-    /// Opens for reading and reads: startProviding, read-ahead, a reader moved to a newer version.
+    /// Opens for reading and reads: startProviding (`downloads`), read-ahead, a reader moved
+    /// to a newer version.
     let reading: Reading
-    /// Content changes made here: the cache file, the journal, handing them to write-back.
+    /// Content changes made here: the cache file, the journal, handing them to write-back
+    /// (`writeBack`, which uploads them).
     let writing: Writing
     /// mkdir, symlink, unlink, rmdir, rename: at the remote first, then the placeholders.
     let namespaceChanges: NamespaceChanges
@@ -40,11 +32,6 @@ public final class Domain: Sendable, ReportsRemoteErrors {
     let itemStatus: ItemStatus
     /// `favfs evict`: the content of an item and all below it freed.
     let subtreeEviction: SubtreeEviction
-    /// Uploads of what changed here: the upload loop, commits, conflict copies, streams.
-    let writeBack: WriteBack
-    /// Folders in recent use, polled folders' stamps, when a program last read: what
-    /// background work goes by.
-    let workingSet = WorkingSet()
     /// What the user pinned and the downloads that keep it here (its own part, own tasks).
     let pinning: Pinning
     /// Told of every change a listing finds at the remote (the bridge tells the kernel), a
@@ -56,25 +43,45 @@ public final class Domain: Sendable, ReportsRemoteErrors {
     /// and back): the desktop notifier subscribes. Published outside `lock`.
     public let userEvents = Feed<UserEvent>()
 
+    // The parts' own parts, named here for the façade's extensions and the tests.
+    public var store: PlaceholderStore { placeholders.store }
+    /// The namespace in memory, the dirty set and the listings in flight (`DomainState`),
+    /// reachable only under this lock; taken by every FUSE request. No SQLite call runs under
+    /// it (checked in debug builds: `StoreWitness`).
+    var lock: Guarded<DomainState> { placeholders.lock }
+    /// Open files, the version each item had when last opened, orphans (see `HandleTable`).
+    var handles: HandleTable { placeholders.handles }
+    /// startProviding into `content`: reads, opens for writing, pinned content.
+    var downloads: Downloads { reading.downloads }
+    /// stopProviding by policy: the LRU, a full cache disk, unmount.
+    var eviction: Eviction { downloads.eviction }
+    /// Uploads of what changed here: the upload loop, commits, conflict copies, streams.
+    var writeBack: WriteBack { writing.writeBack }
+    /// Folders in recent use, polled folders' stamps, when a program last read: what
+    /// background work goes by.
+    var workingSet: WorkingSet { enumerations.workingSet }
+    var log: Logger { Self.logger }
+    private static let logger = Logger(label: "favfs.domain")
+
     public init(provider: any Provider, store: PlaceholderStore, content: ContentCache, options: DomainOptions) {
         self.provider = provider
-        self.store = store
         self.content = content
         self.options = options
-        downloads = Downloads(cache: content)
+        let pins = PinSet((try? store.pins()) ?? [])
+        let downloads = Downloads(cache: content, eviction: Eviction(cache: content, pins: pins))
+        let handles = HandleTable(), workingSet = WorkingSet()
         let namespace = Namespace(root: (try? store.item(.rootContainer))?.item ?? Item(identifier: .rootContainer, kind: .folder),
                                   keptTimes: KeptModifiedTimes((try? store.keptTimes()) ?? []))
-        lock = Guarded("Domain.lock", DomainState(namespace: namespace))
-        placeholders = Placeholders(store: store, lock: lock, handles: handles)
+        placeholders = Placeholders(store: store, lock: Guarded("Domain.lock", DomainState(namespace: namespace)), handles: handles)
         enumerations = Enumerations(provider: provider, options: options, placeholders: placeholders,
                                     tasks: tasks, workingSet: workingSet, userEvents: userEvents)
         directoryReadAhead = DirectoryReadAhead(options: options, placeholders: placeholders, enumerations: enumerations,
                                                 tasks: tasks, workingSet: workingSet)
         reading = Reading(provider: provider, content: content, downloads: downloads, options: options, placeholders: placeholders,
                           enumerations: enumerations, handles: handles, tasks: tasks, workingSet: workingSet)
-        pinning = Pinning(store: store, content: content, downloads: downloads, provider: provider)
-        writeBack = WriteBack(provider: provider, placeholders: placeholders, content: content, options: options,
-                              handles: handles, tasks: tasks, userEvents: userEvents)
+        pinning = Pinning(pins: pins, store: store, content: content, downloads: downloads, provider: provider)
+        let writeBack = WriteBack(provider: provider, placeholders: placeholders, content: content, options: options,
+                                  handles: handles, tasks: tasks, userEvents: userEvents)
         writing = Writing(provider: provider, content: content, options: options, placeholders: placeholders,
                           reading: reading, enumerations: enumerations, handles: handles, writeBack: writeBack, tasks: tasks)
         namespaceChanges = NamespaceChanges(provider: provider, content: content, placeholders: placeholders,
@@ -213,7 +220,7 @@ public final class Domain: Sendable, ReportsRemoteErrors {
         // The provider's change feed (a long poll) is background work too.
         await (provider as? any FolderWatchingProvider)?.stopWatching()
         async let pinningLeft = pinning.stop(within: seconds)
-        async let evictionLeft = content.stopEvicting(within: seconds)
+        async let evictionLeft = eviction.stop(within: seconds)
         let left = await tasks.shutdown(within: seconds) + pinningLeft + evictionLeft
         if left > 0 { log.warning("\(left) background task(s) still running after \(seconds) s; unmounting anyway") }
         return left
@@ -222,7 +229,7 @@ public final class Domain: Sendable, ReportsRemoteErrors {
     public func shutdown(keepContent: Bool) -> (files: Int, bytes: Int64) {
         // Read-ahead still running would keep its content (in use) out of the eviction.
         downloads.stop(timeout: 5)
-        let evicted = keepContent ? (0, 0) : content.evictAll()
+        let evicted = keepContent ? (0, 0) : eviction.evictAll()
         // Placeholders of the last listings: the next mount browses them (a save takes ms).
         enumerations.waitForListingSaves(within: 10)
         store.close()

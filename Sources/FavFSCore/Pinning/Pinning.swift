@@ -31,15 +31,16 @@ final class Pinning: Sendable, ReportsRemoteErrors {
     let provider: any Provider
     private let log = Logger(label: "favfs.pinning")
 
-    init(store: PlaceholderStore, content: ContentCache, downloads fetches: Downloads, provider: any Provider) {
-        let pins = PinSet((try? store.pins()) ?? [])
+    /// `pins`: as read from the store at mount (eviction keeps what they cover).
+    init(pins: PinSet, store: PlaceholderStore, content: ContentCache, downloads fetches: Downloads, provider: any Provider) {
         self.pins = pins
         self.store = store
         self.content = content
         self.fetches = fetches
         self.provider = provider
-        content.setPinnedCheck { pins.covers($0) }
     }
+
+    private var eviction: Eviction { fetches.eviction }
 
     // MARK: pins
 
@@ -61,7 +62,7 @@ final class Pinning: Sendable, ReportsRemoteErrors {
         pins.remove(id)
         log.info("unpinned \(id)")
         // Unpinned content counts against --cache-size again.
-        content.scheduleEviction()
+        eviction.schedule()
     }
 
     /// Removes the pins at and below `id` before its content is freed; returns them. Refused

@@ -9,7 +9,7 @@ struct KeptModifiedTimes {
     private var told = false
 
     /// The times kept by earlier mounts of the cache dir.
-    init(_ stored: [PlaceholderStore.KeptTime] = []) {
+    init(_ stored: [KeptTime] = []) {
         for k in stored { times[k.id] = (k.version, k.time) }
     }
 

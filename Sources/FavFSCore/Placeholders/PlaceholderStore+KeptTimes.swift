@@ -5,15 +5,6 @@ import GRDB
 /// still shows them while the files stay those versions, and `rsync -a` finds its times again.
 /// They move with `move` and go with `removeSubtree`.
 extension PlaceholderStore {
-    public struct KeptTime: Sendable, Equatable {
-        public var id: ItemIdentifier
-        public var version: String
-        public var time: Timestamp
-        public init(id: ItemIdentifier, version: String, time: Timestamp) {
-            self.id = id; self.version = version; self.time = time
-        }
-    }
-
     /// The kept times, read once at mount. Those whose placeholder is gone are dropped first
     /// (a listing that no longer saw the name left them for a rename to take along).
     public func keptTimes() throws -> [KeptTime] {

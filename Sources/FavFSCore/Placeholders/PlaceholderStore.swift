@@ -26,7 +26,7 @@ public final class PlaceholderStore: Sendable {
         // A truncated or overwritten file can open and fail only later, query by query.
         let check = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
         guard check == ["ok"] else { throw DamagedDatabase(path: path, findings: check) }
-        try Self.migrator.migrate(pool)
+        try StoreSchema.migrator.migrate(pool)
     }
 
     /// The file beside the database that says SQLite found it corrupt while in use; the next
@@ -66,92 +66,9 @@ public final class PlaceholderStore: Sendable {
     /// count before and after its read knows no write landed in between.
     public var writes: Int { writeCount.load(ordering: .sequentiallyConsistent) }
 
-    /// The database failed SQLite's own check.
-    public struct DamagedDatabase: Error, CustomStringConvertible {
-        public let path: String
-        public let findings: [String]
-        public var description: String { "\(path) is damaged: \(findings.prefix(3).joined(separator: "; "))" }
-    }
-
     /// Whether `error` is SQLite saying the disk (or the database's size limit) is full.
     public static func isDiskFull(_ error: Error) -> Bool {
         (error as? DatabaseError)?.resultCode == .SQLITE_FULL
-    }
-
-    private static var migrator: DatabaseMigrator {
-        var m = DatabaseMigrator()
-        m.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE item (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    parent TEXT,
-                    kind TEXT NOT NULL,
-                    size INTEGER NOT NULL,
-                    modified REAL,
-                    version TEXT,
-                    permissions INTEGER,
-                    symlinkTarget TEXT,
-                    listedAt REAL
-                );
-                CREATE INDEX item_parent ON item(parent);
-                CREATE TABLE content (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    file TEXT NOT NULL UNIQUE,
-                    version TEXT NOT NULL,
-                    size INTEGER NOT NULL,
-                    ranges TEXT NOT NULL,
-                    bytes INTEGER NOT NULL,
-                    lastUsed REAL NOT NULL,
-                    pinned INTEGER NOT NULL DEFAULT 0
-                );
-                """)
-        }
-        m.registerMigration("v2-journal") { db in
-            // One row per dirty item: written here, not yet confirmed by the remote. A row is
-            // removed only after the remote confirmed the upload, so a crash loses nothing.
-            try db.execute(sql: """
-                CREATE TABLE journal (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    baseVersion TEXT,
-                    isNew INTEGER NOT NULL,
-                    since REAL NOT NULL,
-                    attempts INTEGER NOT NULL DEFAULT 0,
-                    lastError TEXT
-                );
-                """)
-        }
-        m.registerMigration("v3-nanoseconds") { db in
-            // modified keeps whole seconds from now on, modifiedNanos the rest: a REAL holds a
-            // 2020 time to about 240 ns, and utimensat's nanoseconds must read back as set.
-            try db.execute(sql: "ALTER TABLE item ADD COLUMN modifiedNanos INTEGER")
-        }
-        m.registerMigration("v4-pins") { db in
-            // Items pinned by the user (a folder's pin covers everything below it).
-            try db.execute(sql: "CREATE TABLE pin (id TEXT PRIMARY KEY NOT NULL, since REAL NOT NULL)")
-        }
-        m.registerMigration("v5-refused") { db in
-            // The kind of a permanent refusal (too large, denied...): the upload is not tried
-            // again until the item changes, also after a remount.
-            try db.execute(sql: "ALTER TABLE journal ADD COLUMN refused TEXT")
-        }
-        m.registerMigration("v6-kept-times") { db in
-            // Modification times set here on a remote that keeps none, with the remote version
-            // each was set on (PlaceholderStore+KeptTimes.swift).
-            try db.execute(sql: """
-                CREATE TABLE keptTime (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    version TEXT NOT NULL,
-                    seconds INTEGER NOT NULL,
-                    nanoseconds INTEGER NOT NULL
-                );
-                """)
-        }
-        m.registerMigration("v7-lost-replies") { db in
-            // What upload attempts whose answer was lost sent (`JournalEntry.lostReplies`), so
-            // that after a crash the server's copy of such an attempt is still known as ours.
-            try db.execute(sql: "ALTER TABLE journal ADD COLUMN lostReplies TEXT")
-        }
-        return m
     }
 
     /// Checkpoints the write-ahead log into the database and closes it (unmount), so the cache
@@ -274,21 +191,6 @@ public final class PlaceholderStore: Sendable {
 
     // MARK: content index
 
-    /// What the content cache knows of one item's cached bytes.
-    public struct ContentRecord: Sendable, Equatable {
-        public var id: ItemIdentifier
-        public var file: String
-        public var version: String
-        public var size: Int64
-        public var ranges: ByteRangeSet
-        public var lastUsed: Double
-        public var pinned: Bool
-        public init(id: ItemIdentifier, file: String, version: String, size: Int64, ranges: ByteRangeSet, lastUsed: Double, pinned: Bool) {
-            self.id = id; self.file = file; self.version = version; self.size = size
-            self.ranges = ranges; self.lastUsed = lastUsed; self.pinned = pinned
-        }
-    }
-
     private static func record(from row: Row) -> ContentRecord {
         ContentRecord(id: ItemIdentifier(row["id"]), file: row["file"], version: row["version"], size: row["size"],
                       ranges: ByteRangeSet(persisted: row["ranges"]) ?? ByteRangeSet(),
@@ -353,45 +255,6 @@ public final class PlaceholderStore: Sendable {
     }
 
     // MARK: journal (write-back)
-
-    /// A dirty item: its local content (the cache file) is newer than the remote's.
-    public struct JournalEntry: Sendable, Equatable {
-        public var id: ItemIdentifier
-        /// The remote version the local content was based on; nil for a file created here.
-        public var baseVersion: String?
-        /// Created here and never uploaded.
-        public var isNew: Bool
-        public var since: Double
-        public var attempts: Int
-        public var lastError: String?
-        /// The server refused this content for good (`ProviderError.Kind` raw value): kept here,
-        /// not uploaded again until it changes.
-        public var refused: String?
-        /// What attempts whose answer was lost sent (read here; written by `saveLostReplies`,
-        /// never by `saveJournal`).
-        public var lostReplies: [SentContent] = []
-        public init(id: ItemIdentifier, baseVersion: String?, isNew: Bool, since: Double, attempts: Int = 0,
-                    lastError: String? = nil, refused: String? = nil) {
-            self.id = id; self.baseVersion = baseVersion; self.isNew = isNew; self.since = since
-            self.attempts = attempts; self.lastError = lastError; self.refused = refused
-        }
-    }
-
-    /// Content an upload sent: its length and SHA-256.
-    public struct SentContent: Sendable, Equatable, Codable {
-        public let length: Int64
-        public let digest: [UInt8]
-        public init(length: Int64, digest: [UInt8]) { self.length = length; self.digest = digest }
-
-        /// The column's text: a JSON array (nil: none).
-        static func text(_ list: [SentContent]) -> String? {
-            (try? JSONEncoder().encode(list)).flatMap { String(data: $0, encoding: .utf8) }
-        }
-
-        static func list(_ text: String?) -> [SentContent] {
-            text.flatMap { try? JSONDecoder().decode([SentContent].self, from: Data($0.utf8)) } ?? []
-        }
-    }
 
     private static func journal(from row: Row) -> JournalEntry {
         var j = JournalEntry(id: ItemIdentifier(row["id"]), baseVersion: row["baseVersion"], isNew: (row["isNew"] as Int) != 0,

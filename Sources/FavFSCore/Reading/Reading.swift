@@ -196,6 +196,6 @@ final class Reading: Sendable, ReportsRemoteErrors {
         content.release(f.entry, asHandle: true)
         // --cache-size holds once a file is closed (an open file is never evicted), not only
         // at the next download.
-        content.scheduleEviction()
+        downloads.eviction.schedule()
     }
 }

@@ -34,7 +34,7 @@ final class UploadFailures: Sendable {
     /// server that keeps failing keeps neither this loop nor unmount (which waits for it) going
     /// forever. The content stays dirty; the poller tries it again (`retryFailedUploads`), as
     /// do the next change and the next mount.
-    func backOff(_ id: ItemIdentifier, journal: PlaceholderStore.JournalEntry, attempt: Int, after e: ProviderError) async -> Bool {
+    func backOff(_ id: ItemIdentifier, journal: JournalEntry, attempt: Int, after e: ProviderError) async -> Bool {
         var j = journal
         j.attempts += 1
         j.lastError = e.description
@@ -113,7 +113,7 @@ final class UploadFailures: Sendable {
                 log.error("cannot record that the server refused \(id): \(error); it is tried again at the next mount")
             }
         }
-        let copy = kept.flatMap { $0 }.map { "a copy is in \($0.path)" } ?? "it could not be copied to lost+found (\(content.lostAndFound.path))"
+        let copy = kept.flatMap { $0 }.map { "a copy is in \($0.path)" } ?? "it could not be copied to lost+found (\(content.lostAndFound.directory.path))"
         log.error("upload of \(id) refused for good: \(error). The file stays in the mount as written until it is changed or removed; \(copy)")
         if let parent = id.parent { host.folderChanged(parent) }
         let reason = (error.detail.isEmpty ? "\(error.kind)" : error.detail) + (error.status.map { " (status \($0))" } ?? "")

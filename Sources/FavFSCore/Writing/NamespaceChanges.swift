@@ -239,7 +239,7 @@ final class NamespaceChanges: Sendable, ReportsRemoteErrors {
         }
         var moved = item
         moved.identifier = destination
-        let journal = lock.withLock { s -> PlaceholderStore.JournalEntry? in
+        let journal = lock.withLock { s -> JournalEntry? in
             s.namespace.removeName(source)
             return s.dirty.refusedFileRenamed(source, to: destination)
         }

@@ -93,11 +93,11 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
     /// the caller keeps the handle's writes with its descriptor, as a deleted file's.
     @discardableResult
     func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil,
-                   content record: PlaceholderStore.ContentRecord? = nil, through handle: OpenFile? = nil) throws -> Bool {
+                   content record: ContentRecord? = nil, through handle: OpenFile? = nil) throws -> Bool {
         var placeholder = placeholder
         var nameIsAFolder = false
         if let parent = id.parent { placeholders.preload(parent) }
-        let (exists, base, rowToSave) = lock.withLock { s -> (Bool, String?, PlaceholderStore.JournalEntry?) in
+        let (exists, base, rowToSave) = lock.withLock { s -> (Bool, String?, JournalEntry?) in
             guard case .dirty(let rowToSave) = s.dirty.changing(id) else {
                 if isNew { return (false, nil, nil) }
                 // Read under the lock an upload's commit sets the entry's new version under:
@@ -132,10 +132,10 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
         if nameIsAFolder { throw NameIsNotAFileNow() }
         if let rowToSave { try store.saveJournal(rowToSave) }
         if exists { return false }
-        let j = PlaceholderStore.JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Domain.now)
+        let j = JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Domain.now)
         do {
             try store.saveJournal(j, with: placeholder, content: record)
-        } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id, for: "to record the change of \(id)") > 0 {
+        } catch where PlaceholderStore.isDiskFull(error) && reading.downloads.eviction.evictForSpace(needed: 1 << 20, except: id, for: "to record the change of \(id)") > 0 {
             // The cache disk is full: clean content made room; the journal row must be written.
             do { try store.saveJournal(j, with: placeholder, content: record) } catch { throw self.error(.noSpace, id, "cannot record the change: \(error)") }
         } catch {
@@ -205,7 +205,7 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
         if lock.withLock({ s in s.dirty.needsDurableJournal(id) }) {
             do {
                 try store.makeDurable()
-            } catch where PlaceholderStore.isDiskFull(error) && content.evictForSpace(needed: 1 << 20, except: id, for: "to sync the journal of \(id)") > 0 {
+            } catch where PlaceholderStore.isDiskFull(error) && reading.downloads.eviction.evictForSpace(needed: 1 << 20, except: id, for: "to sync the journal of \(id)") > 0 {
                 // The checkpoint writes into the database file: clean content makes room.
                 do { try store.makeDurable() } catch { throw self.error(.noSpace, id, "cannot sync the change journal to disk: \(error)") }
             } catch {
