@@ -104,7 +104,7 @@ extension MountStatusReport {
         var downloadFailures: Int
         var lastError: String?
 
-        init(_ s: Domain.PinStatus, mountpoint: String) {
+        init(_ s: PinStatus, mountpoint: String) {
             paths = s.pinned.map { (mountpoint == "/" ? "" : mountpoint) + ($0.isRoot ? (mountpoint == "/" ? "/" : "") : $0.rawValue) }
             files = s.files; bytes = s.bytes
             downloadFilesDone = s.downloadFilesDone; downloadFilesTotal = s.downloadFilesQueued

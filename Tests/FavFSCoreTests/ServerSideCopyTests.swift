@@ -77,7 +77,7 @@ final class ServerSideCopyTests: XCTestCase {
         _ = try await d.children(of: .rootContainer)
         let (src, _) = try d.openFile(ItemIdentifier("/src.bin"))
         let (_, dst) = try await d.create(.rootContainer, "dst.bin", exclusive: true)
-        func fallsBack(_ outcome: Domain.CopyOutcome, _ what: String) {
+        func fallsBack(_ outcome: CopyOutcome, _ what: String) {
             if case .fallBack = outcome { return }
             XCTFail("\(what): \(outcome)")
         }

@@ -4,24 +4,8 @@ import Logging
 /// Free up space (File Provider's `evictItem`, OneDrive's "Free up space"): the cached content
 /// of a file, or of everything below a folder, goes; the placeholders stay, so the names, sizes
 /// and times still show and a later read downloads again. What is the only copy (dirty) or in
-/// use stays, and the report says why.
-extension Domain {
-    /// What `evict` freed, what it unpinned and what it kept.
-    public struct EvictionReport: Sendable, Equatable {
-        public var files = 0
-        public var bytes: Int64 = 0
-        /// Pins at or below the item, removed first (pinned content would be fetched again).
-        public var unpinned: [ItemIdentifier] = []
-        /// Items whose content stays, with why.
-        public var kept: [Kept] = []
-
-        public struct Kept: Sendable, Equatable {
-            public var id: ItemIdentifier
-            public var reason: String
-        }
-    }
-}
-
+/// use stays, and the report says why (`EvictionReport`).
+///
 /// `favfs evict`: frees the content of an item and of everything below it, through the
 /// content cache's own eviction (`evictUnlessDirty`); pins there go first.
 final class SubtreeEviction: Sendable, ReportsRemoteErrors {
@@ -44,8 +28,8 @@ final class SubtreeEviction: Sendable, ReportsRemoteErrors {
     /// Drops the cached content of `id` and of everything below it; placeholders stay. Pins at
     /// or below it are removed first; an item pinned through a folder above it is refused (the
     /// pin would download it again at once).
-    func evict(_ id: ItemIdentifier) async throws -> Domain.EvictionReport {
-        var report = Domain.EvictionReport()
+    func evict(_ id: ItemIdentifier) async throws -> EvictionReport {
+        var report = EvictionReport()
         report.unpinned = try pinning.unpinToFreeSpace(id)
         // Content a background download holds (read-ahead, a pin's pass) is freed once it ends,
         // within a few seconds; content open in a program stays. A file read a moment ago may

@@ -41,12 +41,6 @@ extension Domain {
 
     // MARK: answered on the FUSE thread
 
-    /// What a lookup finds in a folder whose verified listing is in memory.
-    public enum ImmediateLookup: Sendable {
-        case found(Item)
-        case absent
-    }
-
     /// `lookup`, when the folder's verified listing is in memory (an absence is then known);
     /// nil means "ask `lookup`". Neither the network nor a database read: the bridge answers
     /// on the FUSE thread, without a task to start and a thread to switch to.

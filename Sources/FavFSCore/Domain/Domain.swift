@@ -5,9 +5,6 @@ import Logging
 /// without the network while fresh; enumerators refresh them; open files read through the
 /// content cache (startProviding on a miss). Everything here is callable from any thread.
 public final class Domain: Sendable, ReportsRemoteErrors {
-    public let provider: any Provider
-    public let content: ContentCache
-    public let options: DomainOptions
     /// The background work this core started (uploads, quiet-time waits, read-ahead, listings):
     /// `stopBackgroundWork` cancels it and waits for it before unmount.
     let tasks = OwnedTasks()
@@ -43,7 +40,10 @@ public final class Domain: Sendable, ReportsRemoteErrors {
     /// and back): the desktop notifier subscribes. Published outside `lock`.
     public let userEvents = Feed<UserEvent>()
 
-    // The parts' own parts, named here for the façade's extensions and the tests.
+    // What the parts hold, named here for the façade's extensions, the bridge and the tests.
+    public var provider: any Provider { enumerations.provider }
+    public var content: ContentCache { reading.content }
+    public var options: DomainOptions { enumerations.options }
     public var store: PlaceholderStore { placeholders.store }
     /// The namespace in memory, the dirty set and the listings in flight (`DomainState`),
     /// reachable only under this lock; taken by every FUSE request. No SQLite call runs under
@@ -64,9 +64,6 @@ public final class Domain: Sendable, ReportsRemoteErrors {
     private static let logger = Logger(label: "favfs.domain")
 
     public init(provider: any Provider, store: PlaceholderStore, content: ContentCache, options: DomainOptions) {
-        self.provider = provider
-        self.content = content
-        self.options = options
         let pins = PinSet((try? store.pins()) ?? [])
         let downloads = Downloads(cache: content, eviction: Eviction(cache: content, pins: pins))
         let handles = HandleTable(), workingSet = WorkingSet()
@@ -96,13 +93,6 @@ public final class Domain: Sendable, ReportsRemoteErrors {
     static var now: Double { Date().timeIntervalSince1970 }
 
     // MARK: connecting
-
-    /// What `connect` found.
-    public enum Reachability: Sendable {
-        case online
-        /// The remote did not answer but placeholders are there to browse.
-        case offline(ProviderError)
-    }
 
     /// Asks the remote for its root. Fails when the remote refuses us (wrong credentials, no such
     /// folder) or is unreachable with nothing cached; succeeds offline when placeholders exist.
@@ -195,22 +185,7 @@ public final class Domain: Sendable, ReportsRemoteErrors {
     /// here), partial N%, materialized, or dirty (changed here, upload pending or failed).
     public func state(of id: ItemIdentifier) -> String? { itemStatus.state(of: id) }
 
-    /// The mount at a glance, for `favfs status`.
-    public struct Status: Sendable {
-        /// Content that counts against the cache size: pinned content is not in these
-        /// (`pinStatus` has it).
-        public var cachedFiles: Int
-        public var cachedBytes: Int64
-        public var cacheLimit: Int64
-        public var pendingUploads: Int
-        public var pendingBytes: Int64
-        public var failedUploads: [ProviderError]
-        /// Refused for good; kept in the mount and in lost+found.
-        public var refusedUploads: [ProviderError]
-        public var lastNetworkError: String?
-    }
-
-    public func status() -> Status { itemStatus.status() }
+    public func status() -> MountStatus { itemStatus.status() }
 
     /// Ends the mount: evicts all content that is not pinned unless `keepContent`.
     /// Cancels the background work (uploads still running stay dirty in the journal, for the

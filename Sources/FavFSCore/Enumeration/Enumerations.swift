@@ -52,7 +52,7 @@ final class Enumerations: Sendable, ReportsRemoteErrors {
     /// folder) or is unreachable with nothing cached; succeeds offline when placeholders exist.
     /// `timeout` (seconds, 0: none) bounds the whole question, whatever the transport's own
     /// timeouts: a server that accepts connections and never answers took 37 s with `--timeout 5`.
-    func connect(timeout: Double = 0) async throws -> Domain.Reachability {
+    func connect(timeout: Double = 0) async throws -> Reachability {
         do {
             var root = try await Self.answer(within: timeout, remote: provider.remoteDescription) { [provider] in
                 try await provider.item(for: .rootContainer)
@@ -101,9 +101,9 @@ final class Enumerations: Sendable, ReportsRemoteErrors {
 
     /// `lookup`, when the folder's verified listing is in memory (an absence is then known);
     /// starts the revalidation a stale listing gets, as `folderState` does.
-    func lookupImmediately(_ parent: ItemIdentifier, _ name: String, host: any EnumerationsHost) -> Domain.ImmediateLookup? {
+    func lookupImmediately(_ parent: ItemIdentifier, _ name: String, host: any EnumerationsHost) -> ImmediateLookup? {
         let now = Domain.now
-        let answer = lock.withLock { s -> Domain.ImmediateLookup? in
+        let answer = lock.withLock { s -> ImmediateLookup? in
             guard let listed = s.namespace[parent], listed.listedAt != nil, listed.verified else { return nil }
             noteUse(&s, parent, listed, now: now, host: host)
             if let item = listed[name] { return .found(item) }

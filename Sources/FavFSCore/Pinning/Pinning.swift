@@ -167,12 +167,12 @@ final class Pinning: Sendable, ReportsRemoteErrors {
     // MARK: status and shutdown
 
     /// What pinning holds and does now, for `favfs status`.
-    func status() -> Domain.PinStatus {
+    func status() -> PinStatus {
         let records = ((try? store.contentByLastUse()) ?? []).filter { !$0.ranges.isEmpty && pins.covers($0.id) }
         let p = downloads.current
         // A large file's progress shows as its chunks arrive, not only once it is whole.
         let arriving = p.downloading.reduce(Int64(0)) { $0 + content.presentBytes(of: $1.identifier, version: Domain.contentVersion($1)) }
-        return Domain.PinStatus(pinned: pins.all, files: records.count, bytes: records.reduce(0) { $0 + $1.ranges.count },
+        return PinStatus(pinned: pins.all, files: records.count, bytes: records.reduce(0) { $0 + $1.ranges.count },
                                 downloadFilesDone: p.filesDone, downloadFilesQueued: p.filesQueued,
                                 downloadBytesDone: min(p.bytesQueued, p.bytesDone + arriving), downloadBytesQueued: p.bytesQueued,
                                 downloadFailures: p.failures, lastError: p.lastError)

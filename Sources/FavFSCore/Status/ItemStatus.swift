@@ -77,10 +77,10 @@ final class ItemStatus: Sendable {
         }
     }
 
-    func status() -> Domain.Status {
+    func status() -> MountStatus {
         let records = ((try? store.contentByLastUse()) ?? []).filter { !$0.ranges.isEmpty && !pinning.pins.covers($0.id) }
         let pending = writeBack.pendingUploads(host: writing)
-        return Domain.Status(cachedFiles: records.count,
+        return MountStatus(cachedFiles: records.count,
                       cachedBytes: records.reduce(0) { $0 + $1.ranges.count }, cacheLimit: content.limit,
                       pendingUploads: pending.items, pendingBytes: pending.bytes, failedUploads: pending.failed, refusedUploads: writeBack.refusedUploads(),
                       lastNetworkError: enumerations.reachability.lastNetworkError)

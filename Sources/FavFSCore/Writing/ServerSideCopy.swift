@@ -4,20 +4,10 @@ import Logging
 /// Server-side copy: `copy_file_range` (what `cp` calls) of a whole file into a file just
 /// created here becomes one remote operation (`ServerSideCopyProvider`) instead of a download
 /// and an upload. Anything else is copied by the kernel through reads and writes.
-extension Domain {
-    /// What `copyRange` did.
-    public enum CopyOutcome: Sendable, Equatable {
-        /// The remote made the copy (or there was nothing to copy): this many bytes.
-        case copied(Int64)
-        /// Not a case for a server-side copy; the caller copies through reads and writes.
-        case fallBack(String)
-    }
-}
-
+///
 /// Server-side copies (`copyRange`): the copy's commit is recorded as an upload's is, in
 /// three steps (claimed, the store written without `Domain.lock`, then memory).
 final class ServerSideCopy: Sendable {
-    typealias CopyOutcome = Domain.CopyOutcome
     let provider: any Provider
     let content: ContentCache
     let placeholders: Placeholders
