@@ -27,7 +27,7 @@ final class OpenDuringCommitTests: XCTestCase {
         XCTAssertNotEqual(Domain.contentVersion(committed), Domain.contentVersion(before), "the upload made a new version")
         // ...and the entry it retains after the commit.
         let entry = try d.reading.retainForOpen(before, version: Domain.contentVersion(before), dirty: wasDirty)
-        XCTAssertEqual(entry.withLock { entry.version }, Domain.contentVersion(committed),
+        XCTAssertEqual(entry.withLock { $0.version }, Domain.contentVersion(committed),
                        "the entry carries the version from before the commit")
         // A write through that handle is a change of the committed version, not a conflict.
         let h2 = d.handles.add(OpenFile(item: before, entry: entry, writable: true))

@@ -8,13 +8,13 @@ extension Domain {
     /// anything but open handles).
     var isQuietForModel: Bool {
         let domainQuiet = lock.withLock { s in !s.dirty.anyUploading && s.refreshes.isEmpty && s.listingSaves.isEmpty }
-        let contentQuiet = content.lock.withLock { content.entries.values.allSatisfy { e in e.withLock { e.users == e.openHandles } } }
+        let contentQuiet = content.lock.withLock { content.entries.values.allSatisfy { e in e.withLock { $0.users == $0.openHandles } } }
         return domainQuiet && contentQuiet
     }
 
     /// The item a handle writes to now (a conflict copy's name, after its edit was handed over).
     func handleItemForModel(_ handle: UInt64) -> ItemIdentifier? {
-        handles.file(handle).map { f in f.entry.withLock { f.entry.id } }
+        handles.file(handle).map { f in f.entry.id }
     }
 
     /// What the poller does for one folder of its working set: list it again and apply what

@@ -15,7 +15,7 @@ extension ContentCache {
     /// write needs first (`retain`): content found clean here cannot turn dirty before it goes.
     func evictUnlessDirty(_ r: ContentRecord) -> FreeingOutcome {
         let outcome = lock.withLock { () -> FreeingOutcome in
-            if let e = entries[r.id], let busy = e.withLock({ e.users > 0 ? e.openHandles > 0 : nil }) {
+            if let e = entries[r.id], let busy = e.withLock({ es in es.users > 0 ? es.openHandles > 0 : nil }) {
                 return busy ? .open : .downloading
             }
             // Deleted meanwhile (`r` is from a list read before), or being deleted right now.
@@ -48,7 +48,7 @@ extension ContentCache {
     /// only takes disk.
     func dropOutdated(_ id: ItemIdentifier, version: String) {
         let file = lock.withLock { () -> String? in
-            if let e = entries[id], e.withLock({ e.users > 0 }) { return nil }
+            if let e = entries[id], e.withLock({ es in es.users > 0 }) { return nil }
             guard let r = try? store.contentRecord(id), r.version != version else { return nil }
             guard (try? store.hasJournal(id)) == false else { return nil }
             entries[id] = nil
@@ -75,9 +75,9 @@ extension ContentCache {
     func isSettling(atOrBelow id: ItemIdentifier) -> Bool {
         lock.withLock {
             entries.values.contains { e in
-                e.withLock {
-                    e.id.isAtOrBelow(id) && e.openHandles == 0
-                        && (!e.inflight.isEmpty || e.recordBehind)
+                e.withLock { es in
+                    es.id.isAtOrBelow(id) && es.openHandles == 0
+                        && (!es.inflight.isEmpty || es.recordBehind)
                 }
             }
         }
@@ -85,6 +85,6 @@ extension ContentCache {
 
     /// The downloads running now, of every entry (`Downloads.stop` cancels them at unmount).
     func downloadsInFlight() -> [Task<Void, Error>] {
-        lock.withLock { entries.values.flatMap { e in e.withLock { Array(e.inflight.values) } } }
+        lock.withLock { entries.values.flatMap { e in e.withLock { es in Array(es.inflight.values) } } }
     }
 }

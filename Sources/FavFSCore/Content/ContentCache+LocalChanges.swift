@@ -13,11 +13,11 @@ extension ContentCache {
             }
             done += n
         }
-        e.withLock {
+        e.withLock { es in
             // A write past the end leaves a hole of zeros: part of the (local) content too.
-            e.ranges.insert(min(offset, e.size)..<offset + Int64(done))
-            e.size = max(e.size, offset + Int64(done))
-            e.lastUsed = Date().timeIntervalSince1970
+            es.ranges.insert(min(offset, es.size)..<offset + Int64(done))
+            es.size = max(es.size, offset + Int64(done))
+            es.lastUsed = Date().timeIntervalSince1970
         }
         return done
     }
@@ -25,21 +25,21 @@ extension ContentCache {
     /// Truncates or extends the cache file; bytes past the old end are zeros, and present.
     func setSize(_ e: ContentEntry, _ size: Int64) throws {
         guard ftruncate(e.fd, off_t(size)) == 0 else { throw localError("cannot truncate", e.id) }
-        e.withLock {
-            if size > e.size { e.ranges.insert(e.size..<size) } else { e.ranges.clamp(to: size) }
-            e.size = size
+        e.withLock { es in
+            if size > es.size { es.ranges.insert(es.size..<size) } else { es.ranges.clamp(to: size) }
+            es.size = size
         }
     }
 
     /// A `recordLater` entry's record was written by the caller.
     func recorded(_ e: ContentEntry) {
-        e.withLock { e.recorded = true; e.savedBytes = e.ranges.count }
+        e.withLock { es in es.recorded = true; es.savedBytes = es.ranges.count }
     }
 
     /// Persists an entry's ranges and size now (after local writes).
     func persist(_ e: ContentEntry, with item: Item? = nil) {
-        e.withLock { e.recorded = true }
-        do { try saveRecord(e, with: item) } catch { log.warning("cannot record cache entry for \(e.withLock { e.id }): \(error)") }
+        e.withLock { es in es.recorded = true }
+        do { try saveRecord(e, with: item) } catch { log.warning("cannot record cache entry for \(e.withLock { es in es.id }): \(error)") }
     }
 
     /// Writes the entry's current record. Concurrent downloads of one file each end with a save;
@@ -51,19 +51,19 @@ extension ContentCache {
         try e.saveLock.withLock {
             // Deleted (or replaced by a rename) while open: its record is gone and the name may
             // be another item's now, whose record this must not overwrite.
-            guard let r = e.withLock({ e.stale || e.deleted ? nil : e.record }) else {
+            guard let r = e.withLock({ es in es.stale || es.deleted ? nil : es.record(file: e.file) }) else {
                 if let item { try store.upsert(item) }
                 return
             }
             try store.saveContent(r, with: item)
-            e.withLock { e.savedBytes = r.ranges.count }
+            e.withLock { es in es.savedBytes = r.ranges.count }
         }
     }
 
     /// Records the version content now belongs to (after an upload the remote confirmed).
     func setVersion(_ id: ItemIdentifier, _ version: String) {
         lock.lock(); defer { lock.unlock() }
-        if let e = entries[id] { e.withLock { e.version = version } }
+        if let e = entries[id] { e.withLock { es in es.version = version } }
     }
 
     /// Forgets the content record of `id` (a new file is being created there) and removes its
@@ -79,7 +79,7 @@ extension ContentCache {
     /// `setVersion`, only if the open entry still has version `old`.
     func setVersion(_ id: ItemIdentifier, _ version: String, ifStill old: String) {
         lock.lock(); defer { lock.unlock() }
-        if let e = entries[id] { e.withLock { if e.version == old { e.version = version } } }
+        if let e = entries[id] { e.withLock { es in if es.version == old { es.version = version } } }
     }
 
     /// Follows a rename: `record` moves the records in the store, and open entries at and
@@ -113,12 +113,12 @@ extension ContentCache {
         for (id, e) in moving {
             let newId = renamed(id)
             entries[id] = nil
-            e.withLock { e.id = newId; if let version { e.version = version } }
+            e.withLock { es in es.id = newId; if let version { es.version = version } }
             entries[newId] = e
         }
         for e in superseded {
-            e.withLock {
-                if e.id.isAtOrBelow(from) { e.id = renamed(e.id) }
+            e.withLock { es in
+                if es.id.isAtOrBelow(from) { es.id = renamed(es.id) }
             }
         }
     }
@@ -169,11 +169,11 @@ extension ContentCache {
             // and none starts after (it sees `deleted`). Without it a close's save could land
             // after the delete and bring back a record naming the deleted file.
             e.saveLock.lock()
-            e.withLock { e.deleted = true }
+            e.withLock { es in es.deleted = true }
             e.saveLock.unlock()
             entries[id] = nil
         }
-        for e in superseded where orphaningStale && e.withLock({ e.id == id }) { e.withLock { e.deleted = true } }
+        for e in superseded where orphaningStale && e.withLock({ es in es.id == id }) { e.withLock { es in es.deleted = true } }
         return file
     }
 

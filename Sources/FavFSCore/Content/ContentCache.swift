@@ -81,17 +81,17 @@ public final class ContentCache: @unchecked Sendable {
     /// Reads the store (a WAL read never waits for the writer); writes nothing.
     private func retainLocked(item: Item, version: String, asHandle: Bool, local: Bool, recordLater: Bool) throws -> (ContentEntry, save: Bool) {
         if let e = entries[item.identifier] {
-            let replaced = e.withLock { () -> Bool in
-                if (e.version == version || local) && !e.stale { return false }
+            let replaced = e.withLock { es -> Bool in
+                if (es.version == version || local) && !es.stale { return false }
                 return true
             }
             if !replaced {
-                e.withLock { e.users += 1; if asHandle { e.openHandles += 1 }; e.lastUsed = Date().timeIntervalSince1970 }
+                e.withLock { es in es.users += 1; if asHandle { es.openHandles += 1 }; es.lastUsed = Date().timeIntervalSince1970 }
                 return (e, false)
             }
             // A new version while the old one is still in use: the old entry lives on for its
             // users (stale), the new content gets a new file.
-            e.withLock { e.stale = true }
+            e.withLock { es in es.stale = true }
             entries[item.identifier] = nil
             superseded.append(e)
         }
@@ -127,22 +127,24 @@ public final class ContentCache: @unchecked Sendable {
         }
         let e = ContentEntry(id: item.identifier, file: file, fd: fd, version: version, size: size,
                              ranges: ranges, lastUsed: Date().timeIntervalSince1970, pinned: pinned)
-        e.users = 1
-        if asHandle { e.openHandles = 1 }
+        e.withLock { es in
+            es.users = 1
+            if asHandle { es.openHandles = 1 }
+        }
         entries[item.identifier] = e
         if record == nil && (recordLater || !local) {
             // recordLater: the caller records it. Else a new, empty entry: nothing to record
             // until bytes arrive (the download records it). No database write on open: a large
             // listing being saved holds the write lock for up to a second, and a first read
             // must not wait behind it.
-            e.recorded = false
+            e.withLock { es in es.recorded = false }
             return (e, false)
         }
         return (e, true)
     }
 
     /// Keeps an entry's file open for background work; balance with `release(_, asHandle: false)`.
-    func hold(_ e: ContentEntry) { e.withLock { e.users += 1 } }
+    func hold(_ e: ContentEntry) { e.withLock { es in es.users += 1 } }
 
     /// Gives back what `retain` took; the file closes when nothing uses it.
     func release(_ e: ContentEntry, asHandle: Bool) {
@@ -152,22 +154,22 @@ public final class ContentCache: @unchecked Sendable {
         // that cannot be written keeps no close waiting (the ranges are then lost, not the bytes).
         var saves = 0
         while true {
-            if saves < 2, e.withLock({ e.users == 1 && e.recordBehind }) {
+            if saves < 2, e.withLock({ es in es.users == 1 && es.recordBehind }) {
                 saves += 1
                 do { try saveRecord(e) } catch { log.warning("cannot record cached ranges of \(e.id): \(error)"); saves = 2 }
             }
             let last: Bool? = lock.withLock {
-                let outcome = e.withLock { () -> Bool? in
+                let outcome = e.withLock { es -> Bool? in
                     // Written to meanwhile (by a user that came and went): saved again first.
-                    if e.users == 1 && e.recordBehind && saves < 2 { return nil }
-                    e.users -= 1
-                    if asHandle { e.openHandles -= 1 }
-                    return e.users == 0
+                    if es.users == 1 && es.recordBehind && saves < 2 { return nil }
+                    es.users -= 1
+                    if asHandle { es.openHandles -= 1 }
+                    return es.users == 0
                 }
                 guard outcome == true else { return outcome }
                 close(e.fd)
                 // Never recorded: no byte arrived, and nothing would ever evict the (empty) file.
-                if !e.withLock({ e.recorded }) && entries[e.id] === e { unlink(path(e.file)) }
+                if !e.withLock({ es in es.recorded }) && entries[e.id] === e { unlink(path(e.file)) }
                 if entries[e.id] === e { entries[e.id] = nil }
                 superseded.removeAll { $0 === e }
                 return true
@@ -181,7 +183,7 @@ public final class ContentCache: @unchecked Sendable {
         lock.lock()
         let e = entries[id]
         lock.unlock()
-        if let e { return e.withLock { e.version == version && !e.stale ? e.ranges.count : 0 } }
+        if let e { return e.withLock { es in es.version == version && !es.stale ? es.ranges.count : 0 } }
         guard let r = try? store.contentRecord(id), r.version == version else { return 0 }
         return r.ranges.count
     }
@@ -193,7 +195,7 @@ public final class ContentCache: @unchecked Sendable {
 
     /// `openEntry` with the lock held.
     func openEntryLocked(_ id: ItemIdentifier) -> ContentEntry? {
-        guard let e = entries[id], e.withLock({ e.openHandles > 0 && !e.stale }) else { return nil }
+        guard let e = entries[id], e.withLock({ es in es.openHandles > 0 && !es.stale }) else { return nil }
         return e
     }
 
@@ -201,7 +203,7 @@ public final class ContentCache: @unchecked Sendable {
     /// its length: for dirty content the file is the truth, not the placeholder.
     func openForUpload(_ id: ItemIdentifier) throws -> (fd: Int32, length: Int64) {
         // An entry still open names its file; else the record does.
-        let open = lock.withLock { entries[id].flatMap { e in e.withLock { e.stale || e.deleted ? nil : e.file } } }
+        let open = lock.withLock { entries[id].flatMap { e in e.withLock { es in es.stale || es.deleted ? nil : e.file } } }
         guard let file = try open ?? store.contentRecord(id)?.file else {
             throw ProviderError(.localIO, path: id.rawValue, detail: "the cached content to upload is missing")
         }

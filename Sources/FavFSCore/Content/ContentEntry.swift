@@ -2,17 +2,56 @@ import Foundation
 
 /// One item's cached content while it is in use: an open sparse cache file of the item's size,
 /// the ranges present, and the downloads in flight (by chunk, so two readers of one range share
-/// one download). Guarded by `lock`; the cache file's bytes are written by transfers directly.
-final class ContentEntry: @unchecked Sendable {
-    /// Changes when the item is renamed (guarded by the cache's lock and this lock).
-    var id: ItemIdentifier
+/// one download). Its state (`ContentEntryState`) is reachable only under its lock
+/// (`withLock`); the cache file's bytes are written by transfers directly.
+final class ContentEntry: Sendable {
     let file: String
     let fd: Int32
-    let lock = NSLock()
     /// Serialises writing this entry's record to the store: each write snapshots the ranges
     /// while holding it, so a slower save of an older snapshot never overwrites a newer one.
     let saveLock = NSLock()
-    // Guarded by lock:
+    private let state: Guarded<ContentEntryState>
+
+    init(id: ItemIdentifier, file: String, fd: Int32, version: String, size: Int64, ranges: ByteRangeSet,
+         lastUsed: Double, pinned: Bool) {
+        self.file = file
+        self.fd = fd
+        state = Guarded("ContentEntry.lock", ContentEntryState(id: id, version: version, size: size, ranges: ranges,
+                                                               lastUsed: lastUsed, pinned: pinned))
+    }
+
+    /// Runs `body` with the entry's state, under its lock (a leaf: take no other lock inside).
+    func withLock<T>(_ body: (inout ContentEntryState) throws -> T) rethrows -> T {
+        try state.withLock(body)
+    }
+
+    /// The item this content is of now (it changes when the item is renamed).
+    var id: ItemIdentifier { withLock { $0.id } }
+
+    /// The persisted form.
+    var record: ContentRecord { withLock { $0.record(file: file) } }
+
+    /// True when every byte of `r` is on disk and may be served.
+    func isPresent(_ r: Range<Int64>) -> Bool { withLock { !$0.stale && $0.ranges.contains(r) } }
+
+    /// Starts serving `r` from the cache file when every byte of it is present: until
+    /// `endServing`, no byte of this entry is dropped (`Downloads.dropOwnBytes`).
+    func beginServing(_ r: Range<Int64>) -> Bool {
+        withLock { s in
+            guard !s.stale && s.ranges.contains(r) else { return false }
+            s.serving += 1
+            s.servedUpTo = r.upperBound
+            return true
+        }
+    }
+
+    func endServing() { withLock { $0.serving -= 1 } }
+}
+
+/// What a `ContentEntry`'s lock guards.
+struct ContentEntryState: Sendable {
+    /// Changes when the item is renamed (under the cache's lock too).
+    var id: ItemIdentifier
     var version: String
     var size: Int64
     var ranges: ByteRangeSet
@@ -41,28 +80,23 @@ final class ContentEntry: @unchecked Sendable {
     /// closes, so a save that failed or was overtaken is made good then.
     var savedBytes: Int64?
 
-    init(id: ItemIdentifier, file: String, fd: Int32, version: String, size: Int64, ranges: ByteRangeSet,
-         lastUsed: Double, pinned: Bool) {
-        self.id = id; self.file = file; self.fd = fd; self.version = version; self.size = size
-        self.ranges = ranges; self.lastUsed = lastUsed; self.pinned = pinned
+    init(id: ItemIdentifier, version: String, size: Int64, ranges: ByteRangeSet, lastUsed: Double, pinned: Bool) {
+        self.id = id; self.version = version; self.size = size; self.ranges = ranges
+        self.lastUsed = lastUsed; self.pinned = pinned
     }
 
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock(); defer { lock.unlock() }
-        return try body()
-    }
-
-    /// Recorded, and the store has fewer present bytes than the file (call with the lock held).
+    /// Recorded, and the store has fewer present bytes than the file.
     var recordBehind: Bool { recorded && !stale && !deleted && savedBytes != ranges.count }
 
-    /// The persisted form (call with the lock held).
-    var record: ContentRecord {
+    /// The persisted form, for the cache file `file`.
+    func record(file: String) -> ContentRecord {
         .init(id: id, file: file, version: version, size: size, ranges: ranges, lastUsed: lastUsed, pinned: pinned)
     }
 
-    /// Resumes the waiters whose range is present (call with the lock held).
-    func resumeSatisfied() {
+    /// Resumes the waiters whose range is present.
+    mutating func resumeSatisfied() {
         guard !waiters.isEmpty else { return }
+        let ranges = ranges
         waiters.removeAll { w in
             guard ranges.contains(w.range) else { return false }
             w.continuation.resume()
@@ -70,34 +104,18 @@ final class ContentEntry: @unchecked Sendable {
         }
     }
 
-    /// Fails the waiters `matching` with `error` (call with the lock held).
-    func fail(_ error: Error, where matching: (RangeWaiter) -> Bool) {
+    /// Fails the waiters `matching` with `error`.
+    mutating func fail(_ error: Error, where matching: (RangeWaiter) -> Bool) {
         waiters.removeAll { w in
             guard matching(w) else { return false }
             w.continuation.resume(throwing: error)
             return true
         }
     }
-
-    /// True when every byte of `r` is on disk and may be served.
-    func isPresent(_ r: Range<Int64>) -> Bool { withLock { !stale && ranges.contains(r) } }
-
-    /// Starts serving `r` from the cache file when every byte of it is present: until
-    /// `endServing`, no byte of this entry is dropped (`Downloads.dropOwnBytes`).
-    func beginServing(_ r: Range<Int64>) -> Bool {
-        withLock {
-            guard !stale && ranges.contains(r) else { return false }
-            serving += 1
-            servedUpTo = r.upperBound
-            return true
-        }
-    }
-
-    func endServing() { withLock { serving -= 1 } }
 }
 
 /// A reader waiting for `range` of an entry.
-struct RangeWaiter {
+struct RangeWaiter: Sendable {
     let range: Range<Int64>
     let continuation: CheckedContinuation<Void, Error>
 }

@@ -14,12 +14,12 @@ extension Downloads {
         let needed = Int64(span.count)
         var freed = eviction.evictForSpace(needed: needed, except: e.id, for: "to read \(item.identifier)")
         if freed < needed {
-            let passed = await dropOwnBytes(e) { e in
-                let end = min(span.lowerBound, e.servedUpTo) - self.chunkSize
+            let passed = await dropOwnBytes(e) { s in
+                let end = min(span.lowerBound, s.servedUpTo) - self.chunkSize
                 return end > 0 ? [0..<end] : []
             }
-            let away = freed + passed < needed ? await dropOwnBytes(e) { e in
-                [0..<max(0, span.lowerBound - self.chunkSize), min(e.size, span.upperBound + Self.readAheadSpan)..<e.size]
+            let away = freed + passed < needed ? await dropOwnBytes(e) { s in
+                [0..<max(0, span.lowerBound - self.chunkSize), min(s.size, span.upperBound + Self.readAheadSpan)..<s.size]
             } : 0
             if passed + away > 0 {
                 log.info("the cache disk is full: \(item.identifier) streams; dropped \(passed + away) bytes of it already read or not near the reader")
@@ -35,25 +35,25 @@ extension Downloads {
     /// still names them. Never dirty or deleted-while-open content (the only copy), never
     /// while a reply is being sent from the file (it waits up to a second for none to be).
     /// Returns the bytes dropped.
-    func dropOwnBytes(_ e: ContentEntry, within: @escaping (ContentEntry) -> [Range<Int64>]) async -> Int64 {
+    func dropOwnBytes(_ e: ContentEntry, within: @escaping (ContentEntryState) -> [Range<Int64>]) async -> Int64 {
         guard let dirty = cache.dirtyItems(), !dirty.contains(e.id) else { return 0 }
         for _ in 0..<100 {
-            let dropped: [Range<Int64>]? = e.withLock { () -> [Range<Int64>]? in
-                guard e.serving == 0 else { return nil }
-                guard !e.deleted, !e.stale else { return [] }
-                var present = ByteRangeSet(within(e).flatMap { area in
-                    e.ranges.ranges.compactMap { r in wholeChunks(in: r.clamped(to: area)) }
+            let dropped: [Range<Int64>]? = e.withLock { es -> [Range<Int64>]? in
+                guard es.serving == 0 else { return nil }
+                guard !es.deleted, !es.stale else { return [] }
+                var present = ByteRangeSet(within(es).flatMap { area in
+                    es.ranges.ranges.compactMap { r in wholeChunks(in: r.clamped(to: area)) }
                 })
                 // Nor what a download in flight brought so far, nor any part of a range a reader
                 // waits for: it waits for the whole of it, and would find it short.
-                for c in e.inflight.keys { present.remove((c * chunkSize)..<((c + 1) * chunkSize)) }
-                for w in e.waiters { present.remove(chunksTouching(w.range)) }
+                for c in es.inflight.keys { present.remove((c * chunkSize)..<((c + 1) * chunkSize)) }
+                for w in es.waiters { present.remove(chunksTouching(w.range)) }
                 // Under the entry's lock: a reader finds these bytes either present and whole
                 // (before) or absent (after), never punched while it is served from them.
                 for r in present.ranges {
-                    e.ranges.remove(r)
+                    es.ranges.remove(r)
                     if favfs_punch_hole(e.fd, off_t(r.lowerBound), off_t(r.count)) != 0 {
-                        log.warning("cannot free the read part of \(e.id)'s cache file: \(String(cString: strerror(errno)))")
+                        log.warning("cannot free the read part of \(es.id)'s cache file: \(String(cString: strerror(errno)))")
                     }
                 }
                 return present.ranges

@@ -48,42 +48,42 @@ final class Downloads: Sendable {
     /// startProviding: makes `range` of the item present, downloading missing chunks (shared
     /// with other readers), and starts fetching `prefetch` in the background without waiting.
     func provide(_ e: ContentEntry, item: Item, range: Range<Int64>, prefetch: Range<Int64>?, provider: any Provider) async throws {
-        let wanted = range.clamped(to: 0..<max(0, e.withLock { e.size }))
-        let mustWait: Bool = try e.withLock {
-            if e.stale { throw staleError(item, provider) }
+        let wanted = range.clamped(to: 0..<max(0, e.withLock { es in es.size }))
+        let mustWait: Bool = try e.withLock { es in
+            if es.stale { throw staleError(item, provider) }
             if closing.load(ordering: .acquiring) {
                 throw ProviderError(.cancelled, remote: provider.remoteDescription, path: item.identifier.rawValue, detail: "unmounting")
             }
             // Deleted: the remote has no such content any more (or other content at the name).
-            if e.deleted {
-                if e.ranges.contains(wanted) { return false }
+            if es.deleted {
+                if es.ranges.contains(wanted) { return false }
                 throw ProviderError(.versionChanged, remote: provider.remoteDescription, path: item.identifier.rawValue,
                                     detail: "the file was deleted while open and this part of it was never downloaded")
             }
-            let tasks = wanted.isEmpty ? [] : schedule(e, item: item, wanted, provider: provider)
+            let tasks = wanted.isEmpty ? [] : schedule(e, &es, item: item, wanted, provider: provider)
             // Read-ahead waits for the reader's own chunks: started together, it competes with
             // them (on a cold server disk the first byte took twice as long).
-            if tasks.isEmpty, let prefetch { _ = schedule(e, item: item, prefetch.clamped(to: 0..<e.size), provider: provider) }
+            if tasks.isEmpty, let prefetch { _ = schedule(e, &es, item: item, prefetch.clamped(to: 0..<es.size), provider: provider) }
             return !tasks.isEmpty
         }
         if mustWait {
             // Resumed by the transfer's progress as soon as these bytes are written, or by the
             // end of the requests that cover them.
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, Error>) in
-                e.withLock {
-                    if e.stale { c.resume(throwing: staleError(item, provider)) }
-                    else if e.ranges.contains(wanted) { c.resume() }
-                    else if !isInFlight(e, wanted) { c.resume(throwing: shortError(item, provider)) }
-                    else { e.waiters.append(RangeWaiter(range: wanted, continuation: c)) }
+                e.withLock { es in
+                    if es.stale { c.resume(throwing: staleError(item, provider)) }
+                    else if es.ranges.contains(wanted) { c.resume() }
+                    else if !isInFlight(es, wanted) { c.resume(throwing: shortError(item, provider)) }
+                    else { es.waiters.append(RangeWaiter(range: wanted, continuation: c)) }
                 }
             }
             if let prefetch {
-                e.withLock { if !e.stale { _ = schedule(e, item: item, prefetch.clamped(to: 0..<e.size), provider: provider) } }
+                e.withLock { es in if !es.stale { _ = schedule(e, &es, item: item, prefetch.clamped(to: 0..<es.size), provider: provider) } }
             }
         }
         // Present when the wait ended; gone now only if dropped to make room for another
         // request on a full cache disk (never bytes a download in flight brings).
-        let (ok, stale) = e.withLock { (e.ranges.contains(range.clamped(to: 0..<e.size)), e.stale) }
+        let (ok, stale) = e.withLock { es in (es.ranges.contains(range.clamped(to: 0..<es.size)), es.stale) }
         if stale { throw staleError(item, provider) }
         if !ok {
             throw ProviderError(.noSpace, remote: provider.remoteDescription, path: item.identifier.rawValue,
@@ -102,40 +102,41 @@ final class Downloads: Sendable {
     }
 
     /// True when a download in flight covers some missing chunk of `r` (lock held).
-    private func isInFlight(_ e: ContentEntry, _ r: Range<Int64>) -> Bool {
+    private func isInFlight(_ s: ContentEntryState, _ r: Range<Int64>) -> Bool {
         guard !r.isEmpty else { return false }
-        for c in (r.lowerBound / chunkSize)...((r.upperBound - 1) / chunkSize) where e.inflight[c] != nil { return true }
+        for c in (r.lowerBound / chunkSize)...((r.upperBound - 1) / chunkSize) where s.inflight[c] != nil { return true }
         return false
     }
 
     /// Starts downloads for the missing chunks of `r` not already in flight; returns every task
-    /// covering `r`. Call with `e.lock` held.
-    private func schedule(_ e: ContentEntry, item: Item, _ wanted: Range<Int64>, provider: any Provider) -> [Task<Void, Error>] {
+    /// covering `r`. `s`: the state of `e`, its lock held.
+    private func schedule(_ e: ContentEntry, _ s: inout ContentEntryState, item: Item, _ wanted: Range<Int64>,
+                          provider: any Provider) -> [Task<Void, Error>] {
         guard !wanted.isEmpty else { return [] }
         // Where stopping early costs a connection, the rest of a small file comes in one read.
-        let toTheEnd = provider.capabilities.contains(.partialReadsCostAConnection) && e.size - wanted.lowerBound <= Self.readToTheEndBelow
-        let r = toTheEnd ? startOfMissingRun(e, before: wanted.lowerBound)..<e.size : wanted
+        let toTheEnd = provider.capabilities.contains(.partialReadsCostAConnection) && s.size - wanted.lowerBound <= Self.readToTheEndBelow
+        let r = toTheEnd ? startOfMissingRun(s, before: wanted.lowerBound)..<s.size : wanted
         var tasks: [Task<Void, Error>] = []
         var run: [Int64] = []
         func flush() {
             guard let first = run.first, let last = run.last else { return }
-            let span = (first * chunkSize)..<min((last + 1) * chunkSize, e.size)
+            let span = (first * chunkSize)..<min((last + 1) * chunkSize, s.size)
             let chunks = run
             run = []
-            e.users += 1
+            s.users += 1
             let t = Task { [self] in
                 var failure: Error?
                 defer { self.finishDownload(e, chunks: chunks, span: span, failure: failure) }
                 do { try await self.download(e, item: item, span: span, provider: provider) } catch { failure = error; throw error }
             }
-            for c in chunks { e.inflight[c] = t }
+            for c in chunks { s.inflight[c] = t }
             tasks.append(t)
         }
         let firstChunk = r.lowerBound / chunkSize, lastChunk = (r.upperBound - 1) / chunkSize
         for c in firstChunk...lastChunk {
-            let cr = (c * chunkSize)..<min((c + 1) * chunkSize, e.size)
-            if e.ranges.contains(cr) { flush(); continue }
-            if let t = e.inflight[c] { flush(); tasks.append(t); continue }
+            let cr = (c * chunkSize)..<min((c + 1) * chunkSize, s.size)
+            if s.ranges.contains(cr) { flush(); continue }
+            if let t = s.inflight[c] { flush(); tasks.append(t); continue }
             run.append(c)
             if !toTheEnd && Int64(run.count) * chunkSize >= maxRequestSize { flush() }
         }
@@ -150,12 +151,12 @@ final class Downloads: Sendable {
     /// one at 1.5 MiB before the one at 0 was seen); a request started there alone would leave
     /// the earlier read a request that stops where this one starts, which over FTP is an abort
     /// and a new login. Lock held.
-    private func startOfMissingRun(_ e: ContentEntry, before offset: Int64) -> Int64 {
+    private func startOfMissingRun(_ s: ContentEntryState, before offset: Int64) -> Int64 {
         var c = offset / chunkSize
-        let lowest = e.size <= Self.readToTheEndBelow ? 0 : max(0, offset - Self.readAheadSpan) / chunkSize
+        let lowest = s.size <= Self.readToTheEndBelow ? 0 : max(0, offset - Self.readAheadSpan) / chunkSize
         while c > lowest {
             let previous = ((c - 1) * chunkSize)..<(c * chunkSize)
-            if e.ranges.contains(previous) || e.inflight[c - 1] != nil { break }
+            if s.ranges.contains(previous) || s.inflight[c - 1] != nil { break }
             c -= 1
         }
         return min(offset, c * chunkSize)
@@ -174,7 +175,7 @@ final class Downloads: Sendable {
                 // can go, this read fails with ENOSPC and the mount stays.
                 attempts += 1
                 guard attempts < Self.attemptsOnAFullDisk, await makeRoom(for: e, item: item, span: rest) > 0 else { throw error }
-                guard let missing = e.withLock({ e.ranges.missing(in: rest).first }) else { return }
+                guard let missing = e.withLock({ es in es.ranges.missing(in: rest).first }) else { return }
                 rest = missing.lowerBound..<rest.upperBound
             }
         }
@@ -188,21 +189,21 @@ final class Downloads: Sendable {
             // Bytes count as present as they land, so readers of the first chunk of a 2 MiB
             // request do not wait for its last.
             let sink = ContentSink(fd: e.fd) { written in
-                e.withLock {
-                    guard !e.stale else { return }
-                    e.ranges.insert(written.clamped(to: 0..<e.size))
-                    e.resumeSatisfied()
+                e.withLock { es in
+                    guard !es.stale else { return }
+                    es.ranges.insert(written.clamped(to: 0..<es.size))
+                    es.resumeSatisfied()
                 }
             }
-            let total = e.withLock { e.size }
-            let written = try await transfers.track(item.identifier, .download, total: total, done: { e.withLock { e.ranges.count } }) {
+            let total = e.withLock { es in es.size }
+            let written = try await transfers.track(item.identifier, .download, total: total, done: { e.withLock { es in es.ranges.count } }) {
                 try await provider.readContents(of: item, range: span, into: sink)
             }
-            e.withLock {
-                e.ranges.insert(written.clamped(to: 0..<e.size))
-                e.lastUsed = Date().timeIntervalSince1970
-                e.resumeSatisfied()
-                e.recorded = true
+            e.withLock { es in
+                es.ranges.insert(written.clamped(to: 0..<es.size))
+                es.lastUsed = Date().timeIntervalSince1970
+                es.resumeSatisfied()
+                es.recorded = true
             }
             // Off the cooperative pool: the write waits for SQLite's writer, which a large
             // listing being saved holds for up to a second, and readers' tasks need the pool.
@@ -216,7 +217,7 @@ final class Downloads: Sendable {
                 log.warning("cannot record cached ranges of \(item.identifier): \(error)")
             }
         } catch let error as ProviderError where error.kind == .versionChanged {
-            e.withLock { e.stale = true; e.ranges.removeAll() }
+            e.withLock { es in es.stale = true; es.ranges.removeAll() }
             try? store.deleteContent(item.identifier)
             throw error
         }
@@ -225,16 +226,17 @@ final class Downloads: Sendable {
     /// A request ended: waiters it was to satisfy and did not are failed with its error (or, when
     /// nothing else is bringing their bytes, as short), the others stay for their own requests.
     private func finishDownload(_ e: ContentEntry, chunks: [Int64], span: Range<Int64>, failure: Error?) {
-        e.withLock {
-            for c in chunks { e.inflight[c] = nil }
-            e.resumeSatisfied()
-            if e.stale {
-                e.fail(ProviderError(.versionChanged, path: e.id.rawValue, detail: "the file changed on the server while it was open; reopen it")) { _ in true }
+        e.withLock { es in
+            for c in chunks { es.inflight[c] = nil }
+            es.resumeSatisfied()
+            if es.stale {
+                es.fail(ProviderError(.versionChanged, path: es.id.rawValue, detail: "the file changed on the server while it was open; reopen it")) { _ in true }
                 return
             }
-            if let failure { e.fail(failure) { $0.range.overlaps(span) } }
-            e.fail(ProviderError(.invalidResponse, path: e.id.rawValue, detail: "the server sent fewer bytes than asked for")) {
-                !self.isInFlight(e, $0.range)
+            if let failure { es.fail(failure) { $0.range.overlaps(span) } }
+            let now = es
+            es.fail(ProviderError(.invalidResponse, path: es.id.rawValue, detail: "the server sent fewer bytes than asked for")) {
+                !self.isInFlight(now, $0.range)
             }
         }
         cache.release(e, asHandle: false)

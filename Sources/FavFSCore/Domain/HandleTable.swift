@@ -91,7 +91,7 @@ final class HandleTable: Sendable {
         state.withLock { s in
             let adopted = s.orphans.values.map { ObjectIdentifier($0.entry) }
             guard let f = s.files.values.first(where: { f in
-                !adopted.contains(ObjectIdentifier(f.entry)) && f.entry.withLock { f.entry.deleted && f.entry.id == id }
+                !adopted.contains(ObjectIdentifier(f.entry)) && f.entry.withLock { es in es.deleted && es.id == id }
             }) else { return }
             var item = f.item
             item.identifier = orphan
@@ -104,7 +104,7 @@ final class HandleTable: Sendable {
         state.withLock { s in
             guard let o = s.orphans[id] else { return nil }
             var item = o.item
-            item.size = o.entry.withLock { o.entry.size }
+            item.size = o.entry.withLock { es in es.size }
             return item
         }
     }

@@ -51,7 +51,7 @@ final class OpenFile: @unchecked Sendable {
         let from = max(prefetchedTo, r.upperBound)
         // Top up when less than half the window is ahead of the reader.
         guard from < r.upperBound + window / 2 else { return nil }
-        let to = min(r.upperBound + window, entry.withLock { entry.size })
+        let to = min(r.upperBound + window, entry.withLock { es in es.size })
         guard from < to else { return nil }
         prefetchedTo = to
         return from..<to

@@ -14,7 +14,7 @@ extension Reading {
     func switchToNewerVersion(_ handle: UInt64, from old: OpenFile) async -> OpenFile? {
         guard !old.writable, old.copiedFrom == nil else { return nil }
         let id = old.item.identifier
-        guard old.entry.withLock({ old.entry.id == id && !old.entry.deleted }) else { return nil }
+        guard old.entry.withLock({ es in es.id == id && !es.deleted }) else { return nil }
         await enumerations.refreshItem(id)
         let (found, isDirty) = placeholders.snapshot(id)
         guard let item = found, item.kind == .file, !isDirty else { return nil }

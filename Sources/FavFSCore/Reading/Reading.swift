@@ -64,9 +64,9 @@ final class Reading: Sendable, ReportsRemoteErrors {
             guard s.dirty[id] == nil, let now = placeholders.cachedItemLocked(&s, id, load: false), now.kind == .file else { return false }
             let confirmed = Domain.contentVersion(now)
             guard confirmed != version else { return false }
-            return entry.withLock { () -> Bool in
-                guard entry.version == version else { return false }
-                entry.version = confirmed
+            return entry.withLock { es -> Bool in
+                guard es.version == version else { return false }
+                es.version = confirmed
                 return true
             }
         }
@@ -77,7 +77,7 @@ final class Reading: Sendable, ReportsRemoteErrors {
 
     /// The size of the content an open handle reads, nil for an unknown handle.
     func openSize(handle: UInt64) -> Int64? {
-        handles.file(handle).map { f in f.entry.withLock { f.entry.size } }
+        handles.file(handle).map { f in f.entry.withLock { es in es.size } }
     }
 
     func file(_ handle: UInt64) throws -> OpenFile {
@@ -91,7 +91,7 @@ final class Reading: Sendable, ReportsRemoteErrors {
     /// a download (then call `read`). Starts read-ahead either way. Never touches the network.
     func readIfPresent(handle: UInt64, offset: Int64, size: Int) -> ReadResult? {
         guard let f = try? file(handle) else { return nil }
-        let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
+        let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { es in es.size }))
         if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
         guard f.entry.beginServing(r) else { return nil }
         guard f.startServing() else { f.entry.endServing(); return nil }
@@ -114,7 +114,7 @@ final class Reading: Sendable, ReportsRemoteErrors {
         var toldSize: Int64?
         var switches = 0, evicted = 0
         while true {
-            let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { f.entry.size }))
+            let r = offset..<max(offset, min(offset + Int64(size), f.entry.withLock { es in es.size }))
             let grew = toldSize.map { $0 < f.item.size } ?? false ? Domain.contentVersion(f.item) : nil
             if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0, grewToVersion: grew) }
             let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead)
@@ -161,7 +161,7 @@ final class Reading: Sendable, ReportsRemoteErrors {
     /// Fetches a whole file in the background, in order, one request at a time so that the
     /// reader's own requests still find free connections. Only files that fit the cache twice.
     func startFill(_ f: OpenFile) {
-        let size = f.entry.withLock { f.entry.size }
+        let size = f.entry.withLock { es in es.size }
         guard size <= content.limit / 2 else { return }
         let entry = f.entry, item = f.item, provider = provider, content = content, downloads = downloads
         let step = content.maxRequestSize * 2
@@ -184,7 +184,7 @@ final class Reading: Sendable, ReportsRemoteErrors {
     /// is fetched first, so the open descriptors can still read all of it afterwards.
     func keepContentForOpenHandles(_ item: Item) async throws {
         guard item.kind == .file, let e = content.openEntry(item.identifier) else { return }
-        let size = e.withLock { e.size }
+        let size = e.withLock { es in es.size }
         guard size > 0 else { return }
         try await downloads.provide(e, item: item, range: 0..<size, prefetch: nil, provider: provider)
     }
@@ -192,7 +192,7 @@ final class Reading: Sendable, ReportsRemoteErrors {
     /// After a handle closed (its writes recorded): its orphan goes with the last handle, its
     /// content may be evicted.
     func release(_ f: OpenFile) {
-        if f.entry.withLock({ f.entry.deleted }) { handles.dropOrphan(ifLastHandleOf: f.entry) }
+        if f.entry.withLock({ es in es.deleted }) { handles.dropOrphan(ifLastHandleOf: f.entry) }
         content.release(f.entry, asHandle: true)
         // --cache-size holds once a file is closed (an open file is never evicted), not only
         // at the next download.

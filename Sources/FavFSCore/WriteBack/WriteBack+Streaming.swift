@@ -71,7 +71,7 @@ extension WriteBack {
             guard s.dirty.isDirty(id) else { return (false, []) }
             return (s.dirty.streamGivenUp(id), handles.all.filter { $0.writable }.map { $0.entry })
         }
-        let written = writers.contains { entry in entry.withLock { entry.id } == id }
+        let written = writers.contains { entry in entry.withLock { es in es.id } == id }
         if waiting || !written { scheduleUpload(id, host: host) }
     }
 }

@@ -44,7 +44,7 @@ final class ServerSideCopy: Sendable {
                           offset offsetOut: Int64, length: Int64) async throws -> CopyOutcome {
         let src = try writing.reading.file( sourceHandle)
         let dst = try writing.reading.file( destinationHandle)
-        let (sourceId, sourceSize, sourceGone) = src.entry.withLock { (src.entry.id, src.entry.size, src.entry.deleted || src.entry.stale) }
+        let (sourceId, sourceSize, sourceGone) = src.entry.withLock { es in (es.id, es.size, es.deleted || es.stale) }
         // Past the end there is nothing to copy, whatever the case (cp asks once more at the end).
         if offsetIn >= sourceSize && !sourceGone { return .copied(0) }
         guard let copier = provider as? any ServerSideCopyProvider, provider.capabilities.contains(.serverSideCopy), writing.isWritable else {
@@ -64,7 +64,7 @@ final class ServerSideCopy: Sendable {
         }
         guard offsetIn == 0, offsetOut == 0 else { return .fallBack("a partial range (from \(offsetIn) to \(offsetOut))") }
         guard dst.writable else { return .fallBack("the destination is not open for writing") }
-        let (destinationId, destinationSize, destinationGone) = dst.entry.withLock { (dst.entry.id, dst.entry.size, dst.entry.deleted || dst.entry.stale) }
+        let (destinationId, destinationSize, destinationGone) = dst.entry.withLock { es in (es.id, es.size, es.deleted || es.stale) }
         guard !sourceGone, !destinationGone, sourceId != destinationId else { return .fallBack("a deleted or replaced file") }
         let (found, sourceDirty) = placeholders.snapshot(sourceId)
         guard let source = found, source.kind == .file, source.size > 0 else { return .fallBack("not a file with content") }

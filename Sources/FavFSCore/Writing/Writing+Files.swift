@@ -11,7 +11,7 @@ extension Writing {
     /// the next mount takes it for unknown content and the change is lost. Found by the
     /// reference model (`truncatingOpenNotRecordedUntilClose`).
     func markDirtyRecording(_ id: ItemIdentifier, _ entry: ContentEntry, through handle: OpenFile? = nil) throws {
-        let unrecorded = entry.withLock { entry.recorded || entry.deleted || entry.stale ? nil : entry.record }
+        let unrecorded = entry.withLock { es in es.recorded || es.deleted || es.stale ? nil : es.record(file: entry.file) }
         if try markDirty(id, content: unrecorded, through: handle), unrecorded != nil { content.recorded(entry) }
     }
 
@@ -41,7 +41,7 @@ extension Writing {
         let entry = try content.retain(item: item, version: Domain.contentVersion(item), asHandle: true, local: true, recordLater: true)
         let recorded: Bool
         do {
-            recorded = try markDirty(id, isNew: true, placeholder: item, content: entry.withLock { entry.record })
+            recorded = try markDirty(id, isNew: true, placeholder: item, content: entry.withLock { es in es.record(file: entry.file) })
         } catch {
             content.release(entry, asHandle: true)
             throw error
@@ -91,7 +91,7 @@ extension Writing {
     func write(handle: UInt64, offset: Int64, _ buffer: UnsafeRawBufferPointer) throws -> Int {
         let f = try reading.file( handle)
         guard f.writable else { throw error(.denied, f.entry.id, "not open for writing") }
-        let (id, deleted, stale) = f.entry.withLock { (f.entry.id, f.entry.deleted, f.entry.stale) }
+        let (id, deleted, stale) = f.entry.withLock { es in (es.id, es.deleted, es.stale) }
         // Writes to a deleted file stay with the process that has it open (POSIX); they are
         // never uploaded.
         if deleted { return try content.write(f.entry, offset: offset, buffer) }
@@ -108,7 +108,7 @@ extension Writing {
         }
         let n = try content.write(f.entry, offset: offset, buffer)
         changeLanded(id)
-        touch(id, size: f.entry.withLock { f.entry.size })
+        touch(id, size: f.entry.withLock { es in es.size })
         writeBack.streamAfterWrite(id, offset: offset, count: n, host: self)
         return n
     }
@@ -130,14 +130,14 @@ extension Writing {
         if let handle {
             let f = try reading.file( handle)
             // The handle's file, wherever it is now (renamed, or handed to a conflict copy).
-            let file = f.entry.withLock { f.entry.id }
+            let file = f.entry.withLock { es in es.id }
             // A handle whose file was copied at the remote (`copyRange`) has not its bytes yet.
             if f.copiedFrom != nil {
                 try await prepareForWriting(handle: handle)
                 return try await setSize(id, size, handle: handle)
             }
             guard f.writable else { throw error(.denied, id, "not open for writing") }
-            let (deleted, stale) = f.entry.withLock { (f.entry.deleted, f.entry.stale) }
+            let (deleted, stale) = f.entry.withLock { es in (es.deleted, es.stale) }
             if deleted {
                 try content.setSize(f.entry, size)
                 return handles.orphanItem(id) ?? f.item
@@ -233,7 +233,7 @@ extension Writing {
     func prepareForWriting(handle: UInt64) async throws {
         let f = try reading.file( handle)
         guard f.copiedFrom != nil else { return }
-        let size = f.entry.withLock { f.entry.size }
+        let size = f.entry.withLock { es in es.size }
         if size > 0 { try await downloads.provide(f.entry, item: f.item, range: 0..<size, prefetch: nil, provider: provider) }
         _ = handles.replace(handle, ifStill: f, with: OpenFile(item: f.item, entry: f.entry, writable: true))
         log.debug("\(f.item.identifier): the server-side copy is here now, for writing through its handle")

@@ -103,7 +103,7 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
                 // Read under the lock an upload's commit sets the entry's new version under:
                 // read before it, a write racing the commit of our own upload took the old
                 // version for a change at the remote (a conflict copy of our own edit).
-                let handleVersion = handle.map { f in f.entry.withLock { f.entry.version } }
+                let handleVersion = handle.map { f in f.entry.withLock { es in es.version } }
                 let current = placeholders.cachedItemLocked(&s, id)
                 if handle != nil, let current, current.kind != .file {
                     nameIsAFolder = true
@@ -112,7 +112,7 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
                 if current == nil, let f = handle, let handleVersion {
                     var back = f.item
                     back.identifier = id
-                    back.size = f.entry.withLock { f.entry.size }
+                    back.size = f.entry.withLock { es in es.size }
                     placeholder = back
                     let opened = handleVersion == Domain.contentVersion(f.item) ? f.item.version : nil
                     log.info("\(id) was deleted at the remote while open here: a write brings it back; its upload will be a conflict copy")
@@ -168,12 +168,12 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
 
     /// After the last writable handle of an item closes: record its state and upload.
     func finishWriting(_ f: OpenFile) {
-        let (id, deleted) = f.entry.withLock { (f.entry.id, f.entry.deleted || f.entry.stale) }
+        let (id, deleted) = f.entry.withLock { es in (es.id, es.deleted || es.stale) }
         if deleted { return }
         // The content record and the placeholder (size, mtime) in one transaction.
         placeholders.whileNoPlaceholderIsWritten { content.persist(f.entry, with: placeholders.cachedItem(id)) }
         let stillOpen = handles.hasWriter(of: f.entry)
-        if !stillOpen { writeBack.endStream(id, length: f.entry.withLock { f.entry.size }) }
+        if !stillOpen { writeBack.endStream(id, length: f.entry.withLock { es in es.size }) }
         if !stillOpen && isDirty(id) { writeBack.scheduleUpload(id, host: self) }
     }
 
@@ -183,17 +183,17 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
     func sync(handle: UInt64) async throws {
         let f = try reading.file( handle)
         guard f.writable else { return }
-        let id = f.entry.withLock { f.entry.id }
+        let id = f.entry.withLock { es in es.id }
         if fdatasync(f.entry.fd) != 0 {
             throw error(.localIO, id, "cannot sync the cache file to disk: \(String(cString: strerror(errno)))")
         }
         // A deleted file's content lives only as long as its descriptors: nothing to upload.
-        if f.entry.withLock({ f.entry.deleted }) { return }
+        if f.entry.withLock({ es in es.deleted }) { return }
         let dirtyNow = isDirty(id)
         // A dirty file's content is its whole cache file, whatever its record says
         // (`ContentCache.retain(local:)`): the record is written at the close (and was at the
         // first write), not at every commit of a database.
-        if !dirtyNow || !f.entry.withLock({ f.entry.recorded }) { content.persist(f.entry) }
+        if !dirtyNow || !f.entry.withLock({ es in es.recorded }) { content.persist(f.entry) }
         guard dirtyNow else { return }
         if options.fsyncWaitsForRemote {
             writeBack.scheduleUpload(id, host: self)
