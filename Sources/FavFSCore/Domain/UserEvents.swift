@@ -21,27 +21,31 @@ public enum UserEvent: Sendable, Equatable {
 /// success. A transition is reported once (not once per failure), and only by a request that
 /// started after the last transition: a listing that started while the remote was down and
 /// fails after it came back (or succeeds, among slower ones that fail) says nothing new.
-public final class ReachabilityTracker: @unchecked Sendable {
-    private let lock = NSLock()
-    private var offline = false
-    /// When the state last changed (monotonic seconds).
-    private var changedAt: Double = 0
+public final class ReachabilityTracker: Sendable {
+    private let state = Guarded("ReachabilityTracker", State())
+
+    private struct State {
+        var offline = false
+        /// When the state last changed (monotonic seconds).
+        var changedAt: Double = 0
+        /// The last error that said the remote could not be reached, with when.
+        var lastError: String?
+    }
 
     public init() {}
 
     /// Monotonic seconds, for `startedAt`.
     public static var clock: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-    public var isOffline: Bool { lock.withLock { offline } }
+    public var isOffline: Bool { state.withLock { $0.offline } }
 
     /// The last error that said the remote could not be reached, with when (for status).
-    public var lastNetworkError: String? { lock.withLock { lastError } }
-    private var lastError: String?
+    public var lastNetworkError: String? { state.withLock { $0.lastError } }
 
     private func note(_ error: ProviderError) {
         guard error.isTransient else { return }
         let text = "\(Date()): \(error)"
-        lock.withLock { lastError = text }
+        state.withLock { $0.lastError = text }
     }
 
     /// A request that started at `startedAt` failed with `error`. Returns the event to publish
@@ -49,10 +53,10 @@ public final class ReachabilityTracker: @unchecked Sendable {
     public func failed(_ error: ProviderError, startedAt: Double) -> UserEvent? {
         note(error)
         guard Self.meansUnreachable(error) else { return nil }
-        return lock.withLock {
-            guard !offline, startedAt >= changedAt else { return nil }
-            offline = true
-            changedAt = Self.clock
+        return state.withLock { s in
+            guard !s.offline, startedAt >= s.changedAt else { return nil }
+            s.offline = true
+            s.changedAt = Self.clock
             return .remoteOffline(error.detail.isEmpty ? "\(error.kind)" : error.detail)
         }
     }
@@ -60,10 +64,10 @@ public final class ReachabilityTracker: @unchecked Sendable {
     /// A request that started at `startedAt` got an answer. Returns the event to publish (only
     /// when this brings the remote back).
     public func succeeded(startedAt: Double) -> UserEvent? {
-        lock.withLock {
-            guard offline, startedAt >= changedAt else { return nil }
-            offline = false
-            changedAt = Self.clock
+        state.withLock { s in
+            guard s.offline, startedAt >= s.changedAt else { return nil }
+            s.offline = false
+            s.changedAt = Self.clock
             return .remoteOnline
         }
     }
@@ -72,7 +76,7 @@ public final class ReachabilityTracker: @unchecked Sendable {
     /// command said so); its coming back is reported.
     public func startOffline(_ error: ProviderError? = nil) {
         if let error { note(error) }
-        lock.withLock { offline = true; changedAt = Self.clock }
+        state.withLock { s in s.offline = true; s.changedAt = Self.clock }
     }
 
     /// The errors that say the remote cannot be reached (not a server that answers with an error).
