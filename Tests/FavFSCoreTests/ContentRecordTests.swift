@@ -70,7 +70,7 @@ final class DroppedBytesRecordTests: XCTestCase {
         // the entry gone from memory (the download held it): the next open reads the record.
         let store = try PlaceholderStore(path: f.cacheDir.appendingPathComponent("placeholders.sqlite").path)
         let deadline = Date().addingTimeInterval(30)
-        while ((try store.contentRecord(id))?.ranges.count != Int64(data.count) || d.content.lock.withLock({ d.content.entries[id] != nil }))
+        while ((try store.contentRecord(id))?.ranges.count != Int64(data.count) || d.content.table.withLock({ $0.entries[id] != nil }))
                 && Date() < deadline {
             try await Task.sleep(nanoseconds: 20_000_000)
         }

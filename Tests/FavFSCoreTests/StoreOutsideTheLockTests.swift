@@ -142,9 +142,9 @@ final class StoreOutsideTheLockTests: XCTestCase {
         let store = try PlaceholderStore(path: f.cacheDir.appendingPathComponent("w.sqlite").path)
         let content = try ContentCache(directory: f.cacheDir.appendingPathComponent("w-content"), store: store, limit: 1 << 20)
         StoreWitness.reset()
-        content.lock.withLock { _ = try? store.contentRecord(ItemIdentifier("/a")) }
+        content.table.withLock { _ in _ = try? store.contentRecord(ItemIdentifier("/a")) }
         XCTAssertEqual(StoreWitness.violations.count, 0, "a read under ContentCache.lock is fine")
-        content.lock.withLock { try? store.deleteContent(ItemIdentifier("/a")) }
+        content.table.withLock { _ in try? store.deleteContent(ItemIdentifier("/a")) }
         #if DEBUG
         XCTAssertEqual(StoreWitness.violations.map(\.description), ["PlaceholderStore.deleteContent(_:) with ContentCache.lock held"])
         #endif

@@ -8,7 +8,7 @@ extension Domain {
     /// anything but open handles).
     var isQuietForModel: Bool {
         let domainQuiet = lock.withLock { s in !s.dirty.anyUploading && s.refreshes.isEmpty && s.listingSaves.isEmpty }
-        let contentQuiet = content.lock.withLock { content.entries.values.allSatisfy { e in e.withLock { $0.users == $0.openHandles } } }
+        let contentQuiet = content.table.withLock { t in t.entries.values.allSatisfy { e in e.withLock { $0.users == $0.openHandles } } }
         return domainQuiet && contentQuiet
     }
 

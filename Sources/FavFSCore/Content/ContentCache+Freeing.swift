@@ -14,15 +14,15 @@ extension ContentCache {
     /// it, or it is dirty (the only copy). Both are checked under this cache's lock, which a
     /// write needs first (`retain`): content found clean here cannot turn dirty before it goes.
     func evictUnlessDirty(_ r: ContentRecord) -> FreeingOutcome {
-        let outcome = lock.withLock { () -> FreeingOutcome in
-            if let e = entries[r.id], let busy = e.withLock({ es in es.users > 0 ? es.openHandles > 0 : nil }) {
+        let outcome = table.withLock { t -> FreeingOutcome in
+            if let e = t.entries[r.id], let busy = e.withLock({ es in es.users > 0 ? es.openHandles > 0 : nil }) {
                 return busy ? .open : .downloading
             }
             // Deleted meanwhile (`r` is from a list read before), or being deleted right now.
-            if recordsGoing.contains(r.id) || (try? store.contentRecord(r.id))?.file != r.file { return .alreadyGoing }
+            if t.recordsGoing.contains(r.id) || (try? store.contentRecord(r.id))?.file != r.file { return .alreadyGoing }
             // Unreadable journal: anything could be dirty.
             guard (try? store.hasJournal(r.id)) == false else { return .notUploaded }
-            recordsGoing.insert(r.id)
+            t.recordsGoing.insert(r.id)
             return .evicted
         }
         guard outcome == .evicted else { return outcome }
@@ -38,7 +38,7 @@ extension ContentCache {
     func deleteGoingRecord(_ id: ItemIdentifier, file: String) {
         unlink(path(file))
         try? store.deleteContent(id, file: file)
-        lock.withLock { _ = recordsGoing.remove(id) }
+        table.withLock { t in _ = t.recordsGoing.remove(id) }
     }
 
     /// Drops content cached for another version than `version` (the remote has a new one)
@@ -47,12 +47,12 @@ extension ContentCache {
     /// a write's open and a rename's record move take. It would never be served again and
     /// only takes disk.
     func dropOutdated(_ id: ItemIdentifier, version: String) {
-        let file = lock.withLock { () -> String? in
-            if let e = entries[id], e.withLock({ es in es.users > 0 }) { return nil }
+        let file = table.withLock { t -> String? in
+            if let e = t.entries[id], e.withLock({ es in es.users > 0 }) { return nil }
             guard let r = try? store.contentRecord(id), r.version != version else { return nil }
             guard (try? store.hasJournal(id)) == false else { return nil }
-            entries[id] = nil
-            recordsGoing.insert(id)
+            t.entries[id] = nil
+            t.recordsGoing.insert(id)
             return r.file
         }
         if let file { deleteGoingRecord(id, file: file) }
@@ -73,8 +73,8 @@ extension ContentCache {
     /// download in flight, a save pending): freeing works from the records, and a file just
     /// read is recorded off the read's path. Files open in a program do not count (they stay).
     func isSettling(atOrBelow id: ItemIdentifier) -> Bool {
-        lock.withLock {
-            entries.values.contains { e in
+        table.withLock { t in
+            t.entries.values.contains { e in
                 e.withLock { es in
                     es.id.isAtOrBelow(id) && es.openHandles == 0
                         && (!es.inflight.isEmpty || es.recordBehind)
@@ -85,6 +85,6 @@ extension ContentCache {
 
     /// The downloads running now, of every entry (`Downloads.stop` cancels them at unmount).
     func downloadsInFlight() -> [Task<Void, Error>] {
-        lock.withLock { entries.values.flatMap { e in e.withLock { es in Array(es.inflight.values) } } }
+        table.withLock { t in t.entries.values.flatMap { e in e.withLock { es in Array(es.inflight.values) } } }
     }
 }

@@ -62,8 +62,9 @@ extension ContentCache {
 
     /// Records the version content now belongs to (after an upload the remote confirmed).
     func setVersion(_ id: ItemIdentifier, _ version: String) {
-        lock.lock(); defer { lock.unlock() }
-        if let e = entries[id] { e.withLock { es in es.version = version } }
+        table.withLock { t in
+            if let e = t.entries[id] { e.withLock { es in es.version = version } }
+        }
     }
 
     /// Forgets the content record of `id` (a new file is being created there) and removes its
@@ -71,15 +72,16 @@ extension ContentCache {
     /// reference model: a new empty file read the content of the file deleted before it.
     func dropStaleRecord(_ id: ItemIdentifier) {
         guard let r = try? store.contentRecord(id) else { return }
-        let inUse = lock.withLock { entries.values.contains { $0.file == r.file } }
+        let inUse = table.withLock { t in t.entries.values.contains { $0.file == r.file } }
         if !inUse { unlink(path(r.file)) }
         try? store.deleteContent(id)
     }
 
     /// `setVersion`, only if the open entry still has version `old`.
     func setVersion(_ id: ItemIdentifier, _ version: String, ifStill old: String) {
-        lock.lock(); defer { lock.unlock() }
-        if let e = entries[id] { e.withLock { es in if es.version == old { es.version = version } } }
+        table.withLock { t in
+            if let e = t.entries[id] { e.withLock { es in if es.version == old { es.version = version } } }
+        }
     }
 
     /// Follows a rename: `record` moves the records in the store, and open entries at and
@@ -89,36 +91,37 @@ extension ContentCache {
     /// `version`: the version the moved content is recorded under from now on (a local edit
     /// handed to its conflict copy).
     func move(_ from: ItemIdentifier, to: ItemIdentifier, version: String? = nil, record: () throws -> Void) rethrows {
-        lock.lock(); defer { lock.unlock() }
-        let moving = entries.filter { $0.key.isAtOrBelow(from) }
-        for (_, e) in moving { e.saveLock.lock() }
-        defer { for (_, e) in moving { e.saveLock.unlock() } }
-        // Under the lock: an open of a name at or below either path must not find the store
-        // moved and the entries not (it would open a second entry on one cache file). The one
-        // store write under this lock; a rename is not on every open's path, as `retain` is.
-        // Records being deleted (`recordsGoing`: decided under this lock, their files unlinked
-        // outside it) must not live on under the new name, naming a deleted file: read as
-        // zeros of the right size (rsync's temp file renamed over its target while a listing
-        // said the temp name was gone, on a Dropbox mount). Their rows go with the move; the
-        // new name's content is downloaded when read.
-        let going = recordsGoing.filter { $0.isAtOrBelow(from) }.compactMap { id -> (ItemIdentifier, String)? in
-            guard let r = try? store.contentRecord(id) else { return nil }
-            return (id, r.file)
-        }
-        func renamed(_ id: ItemIdentifier) -> ItemIdentifier { ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count)) }
-        try StoreWitness.allowing("a rename moves the open entries and their rows in one step") {
-            try record()
-            for (id, file) in going { try? store.deleteContent(renamed(id), file: file) }
-        }
-        for (id, e) in moving {
-            let newId = renamed(id)
-            entries[id] = nil
-            e.withLock { es in es.id = newId; if let version { es.version = version } }
-            entries[newId] = e
-        }
-        for e in superseded {
-            e.withLock { es in
-                if es.id.isAtOrBelow(from) { es.id = renamed(es.id) }
+        try table.withLock { t in
+            let moving = t.entries.filter { $0.key.isAtOrBelow(from) }
+            for (_, e) in moving { e.saveLock.lock() }
+            defer { for (_, e) in moving { e.saveLock.unlock() } }
+            // Under the lock: an open of a name at or below either path must not find the store
+            // moved and the entries not (it would open a second entry on one cache file). The one
+            // store write under this lock; a rename is not on every open's path, as `retain` is.
+            // Records being deleted (`recordsGoing`: decided under this lock, their files unlinked
+            // outside it) must not live on under the new name, naming a deleted file: read as
+            // zeros of the right size (rsync's temp file renamed over its target while a listing
+            // said the temp name was gone, on a Dropbox mount). Their rows go with the move; the
+            // new name's content is downloaded when read.
+            let going = t.recordsGoing.filter { $0.isAtOrBelow(from) }.compactMap { id -> (ItemIdentifier, String)? in
+                guard let r = try? store.contentRecord(id) else { return nil }
+                return (id, r.file)
+            }
+            func renamed(_ id: ItemIdentifier) -> ItemIdentifier { ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count)) }
+            try StoreWitness.allowing("a rename moves the open t.entries and their rows in one step") {
+                try record()
+                for (id, file) in going { try? store.deleteContent(renamed(id), file: file) }
+            }
+            for (id, e) in moving {
+                let newId = renamed(id)
+                t.entries[id] = nil
+                e.withLock { es in es.id = newId; if let version { es.version = version } }
+                t.entries[newId] = e
+            }
+            for e in t.superseded {
+                e.withLock { es in
+                    if es.id.isAtOrBelow(from) { es.id = renamed(es.id) }
+                }
             }
         }
     }
@@ -141,14 +144,14 @@ extension ContentCache {
     /// onto the name, since then holds the only copy of what was written. Unreadable journal:
     /// nothing is removed.
     func beginRemoving(_ id: ItemIdentifier, atTheRemote: Bool) -> String? {
-        lock.withLock { () -> String? in
+        table.withLock { t -> String? in
             if atTheRemote {
-                if openEntryLocked(id) != nil { return nil }
+                if openEntryLocked(&t, id) != nil { return nil }
                 guard (try? store.hasJournal(id)) == false else { return nil }
             }
-            _ = detachLocked(id, superseded: !atTheRemote)
+            _ = detachLocked(&t, id, superseded: !atTheRemote)
             guard let r = try? store.contentRecord(id) else { return nil }
-            recordsGoing.insert(id)
+            t.recordsGoing.insert(id)
             return r.file
         }
     }
@@ -157,13 +160,13 @@ extension ContentCache {
     /// (`Domain.lock`): this one forgets the open entries of `id` (marked deleted) and returns
     /// the cache file of the one in use; `removeRecord` then deletes that file and its record.
     func detach(_ id: ItemIdentifier) -> String? {
-        lock.withLock { detachLocked(id) }
+        table.withLock { t in detachLocked(&t, id) }
     }
 
     /// `superseded`: whether the stale entries of `id` are marked deleted too.
-    private func detachLocked(_ id: ItemIdentifier, superseded orphaningStale: Bool = true) -> String? {
-        let file = entries[id]?.file
-        if let e = entries[id] {
+    private func detachLocked(_ t: inout EntryTable, _ id: ItemIdentifier, superseded orphaningStale: Bool = true) -> String? {
+        let file = t.entries[id]?.file
+        if let e = t.entries[id] {
             // Under its `saveLock` (as `move` takes them): a record save of it in flight — a
             // close's or an open's, made outside this lock — lands before the record is deleted,
             // and none starts after (it sees `deleted`). Without it a close's save could land
@@ -171,9 +174,9 @@ extension ContentCache {
             e.saveLock.lock()
             e.withLock { es in es.deleted = true }
             e.saveLock.unlock()
-            entries[id] = nil
+            t.entries[id] = nil
         }
-        for e in superseded where orphaningStale && e.withLock({ es in es.id == id }) { e.withLock { es in es.deleted = true } }
+        for e in t.superseded where orphaningStale && e.withLock({ es in es.id == id }) { e.withLock { es in es.deleted = true } }
         return file
     }
 

@@ -18,9 +18,7 @@ extension ContentCache {
         var handled = 0
         let stamp = LostAndFound.stamp()
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !known.contains(name) {
-            lock.lock()
-            let inUse = entries.values.contains { $0.file == name }
-            lock.unlock()
+            let inUse = table.withLock { t in t.entries.values.contains { $0.file == name } }
             if inUse { continue }
             var st = stat()
             guard lstat(path(name), &st) == 0 else { continue }

@@ -7,7 +7,7 @@ import Logging
 /// present ranges persisted in the store. startProviding fills it (`Downloads`, sharing
 /// downloads between readers); stopProviding evicts, least recently used first, never an open
 /// file, a pinned item or one with a download in flight.
-public final class ContentCache: @unchecked Sendable {
+public final class ContentCache: Sendable {
     public let directory: URL
     let store: PlaceholderStore
     /// Bytes of content kept at most (the mount's `--cache-size`).
@@ -22,18 +22,9 @@ public final class ContentCache: @unchecked Sendable {
     /// Where content favfs could not deliver is kept: `CACHEDIR/lost+found`.
     public let lostAndFound: LostAndFound
 
-    /// Guards `entries`, `superseded` and `recordsGoing`. Taken by opens
-    /// and closes: no store write runs under it (checked by `StoreWitness`; reads are fine).
-    let lock = WitnessedLock("ContentCache.lock", readsAllowed: true)
-    var entries: [ItemIdentifier: ContentEntry] = [:]
-    /// Items whose record and cache file are being deleted outside the lock (eviction,
-    /// removal): `retain` treats their record as gone, so it never opens a file going away.
-    var recordsGoing: Set<ItemIdentifier> = []
-    /// Entries a newer version replaced while in use (stale), until their last user goes: they
-    /// follow their file's renames and deletion here, so a handle on one knows whether its
-    /// file was deleted (its writes then stay private) or is still there at another version.
-    var superseded: [ContentEntry] = []
-    private var nextFile: Int64
+    /// The entries in use (`EntryTable`), reachable only under `ContentCache.lock`. Taken by
+    /// opens and closes: no store write runs under it (checked by `StoreWitness`; reads are fine).
+    let table: Guarded<EntryTable>
 
     public init(directory: URL, store: PlaceholderStore, limit: Int64,
                 chunkSize: Int64 = 128 << 10, maxRequestSize: Int64 = 2 << 20) throws {
@@ -45,7 +36,7 @@ public final class ContentCache: @unchecked Sendable {
         self.chunkSize = chunkSize
         self.maxRequestSize = maxRequestSize
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        nextFile = try store.maxContentFileNumber() + 1
+        table = Guarded("ContentCache.lock", readsAllowed: true, EntryTable(nextFile: try store.maxContentFileNumber() + 1))
     }
 
     /// A cache file's path (plain string concatenation: building a URL for every file opened
@@ -67,7 +58,7 @@ public final class ContentCache: @unchecked Sendable {
     /// `recordLater`: a new entry is not recorded here; the caller records it in its own
     /// transaction and then calls `recorded(_:)` (until then the file goes with a release).
     func retain(item: Item, version: String, asHandle: Bool, local: Bool = false, recordLater: Bool = false) throws -> ContentEntry {
-        let (e, save) = try lock.withLock { try retainLocked(item: item, version: version, asHandle: asHandle, local: local, recordLater: recordLater) }
+        let (e, save) = try table.withLock { t in try retainLocked(&t, item: item, version: version, asHandle: asHandle, local: local, recordLater: recordLater) }
         // Recorded after the cache's lock is released: an open or close of any other file must
         // not wait behind this one for SQLite's writer. Record writes of one entry land in
         // order whoever makes them (`saveRecord` takes its snapshot under `saveLock`).
@@ -79,8 +70,8 @@ public final class ContentCache: @unchecked Sendable {
 
     /// `retain`'s part under the cache's lock: the entry, and whether its record is to be saved.
     /// Reads the store (a WAL read never waits for the writer); writes nothing.
-    private func retainLocked(item: Item, version: String, asHandle: Bool, local: Bool, recordLater: Bool) throws -> (ContentEntry, save: Bool) {
-        if let e = entries[item.identifier] {
+    private func retainLocked(_ t: inout EntryTable, item: Item, version: String, asHandle: Bool, local: Bool, recordLater: Bool) throws -> (ContentEntry, save: Bool) {
+        if let e = t.entries[item.identifier] {
             let replaced = e.withLock { es -> Bool in
                 if (es.version == version || local) && !es.stale { return false }
                 return true
@@ -92,11 +83,11 @@ public final class ContentCache: @unchecked Sendable {
             // A new version while the old one is still in use: the old entry lives on for its
             // users (stale), the new content gets a new file.
             e.withLock { es in es.stale = true }
-            entries[item.identifier] = nil
-            superseded.append(e)
+            t.entries[item.identifier] = nil
+            t.superseded.append(e)
         }
         // A record being deleted (evicted, removed) counts as gone: its file is going.
-        let record = recordsGoing.contains(item.identifier) ? nil : try? store.contentRecord(item.identifier)
+        let record = t.recordsGoing.contains(item.identifier) ? nil : try? store.contentRecord(item.identifier)
         let file: String
         var ranges = ByteRangeSet()
         var pinned = false
@@ -105,7 +96,7 @@ public final class ContentCache: @unchecked Sendable {
             pinned = record.pinned
             if local || (record.version == version && record.size == item.size) { ranges = record.ranges }
         } else {
-            file = String(nextFile); nextFile += 1
+            file = String(t.nextFile); t.nextFile += 1
         }
         let fd = open(path(file), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw localError("cannot open cache file", item.identifier) }
@@ -131,7 +122,7 @@ public final class ContentCache: @unchecked Sendable {
             es.users = 1
             if asHandle { es.openHandles = 1 }
         }
-        entries[item.identifier] = e
+        t.entries[item.identifier] = e
         if record == nil && (recordLater || !local) {
             // recordLater: the caller records it. Else a new, empty entry: nothing to record
             // until bytes arrive (the download records it). No database write on open: a large
@@ -158,7 +149,7 @@ public final class ContentCache: @unchecked Sendable {
                 saves += 1
                 do { try saveRecord(e) } catch { log.warning("cannot record cached ranges of \(e.id): \(error)"); saves = 2 }
             }
-            let last: Bool? = lock.withLock {
+            let last: Bool? = table.withLock { t in
                 let outcome = e.withLock { es -> Bool? in
                     // Written to meanwhile (by a user that came and went): saved again first.
                     if es.users == 1 && es.recordBehind && saves < 2 { return nil }
@@ -169,9 +160,9 @@ public final class ContentCache: @unchecked Sendable {
                 guard outcome == true else { return outcome }
                 close(e.fd)
                 // Never recorded: no byte arrived, and nothing would ever evict the (empty) file.
-                if !e.withLock({ es in es.recorded }) && entries[e.id] === e { unlink(path(e.file)) }
-                if entries[e.id] === e { entries[e.id] = nil }
-                superseded.removeAll { $0 === e }
+                if !e.withLock({ es in es.recorded }) && t.entries[e.id] === e { unlink(path(e.file)) }
+                if t.entries[e.id] === e { t.entries[e.id] = nil }
+                t.superseded.removeAll { $0 === e }
                 return true
             }
             if last != nil { return }
@@ -180,9 +171,7 @@ public final class ContentCache: @unchecked Sendable {
 
     /// How much of an item's current version is on disk (for status).
     public func presentBytes(of id: ItemIdentifier, version: String) -> Int64 {
-        lock.lock()
-        let e = entries[id]
-        lock.unlock()
+        let e = table.withLock { t in t.entries[id] }
         if let e { return e.withLock { es in es.version == version && !es.stale ? es.ranges.count : 0 } }
         guard let r = try? store.contentRecord(id), r.version == version else { return 0 }
         return r.ranges.count
@@ -190,12 +179,12 @@ public final class ContentCache: @unchecked Sendable {
 
     /// The entry of `id` while a handle has it open.
     func openEntry(_ id: ItemIdentifier) -> ContentEntry? {
-        lock.withLock { openEntryLocked(id) }
+        table.withLock { t in openEntryLocked(&t, id) }
     }
 
     /// `openEntry` with the lock held.
-    func openEntryLocked(_ id: ItemIdentifier) -> ContentEntry? {
-        guard let e = entries[id], e.withLock({ es in es.openHandles > 0 && !es.stale }) else { return nil }
+    func openEntryLocked(_ t: inout EntryTable, _ id: ItemIdentifier) -> ContentEntry? {
+        guard let e = t.entries[id], e.withLock({ es in es.openHandles > 0 && !es.stale }) else { return nil }
         return e
     }
 
@@ -203,7 +192,7 @@ public final class ContentCache: @unchecked Sendable {
     /// its length: for dirty content the file is the truth, not the placeholder.
     func openForUpload(_ id: ItemIdentifier) throws -> (fd: Int32, length: Int64) {
         // An entry still open names its file; else the record does.
-        let open = lock.withLock { entries[id].flatMap { e in e.withLock { es in es.stale || es.deleted ? nil : e.file } } }
+        let open = table.withLock { t in t.entries[id].flatMap { e in e.withLock { es in es.stale || es.deleted ? nil : e.file } } }
         guard let file = try open ?? store.contentRecord(id)?.file else {
             throw ProviderError(.localIO, path: id.rawValue, detail: "the cached content to upload is missing")
         }

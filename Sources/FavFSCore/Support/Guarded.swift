@@ -8,9 +8,10 @@ final class Guarded<State>: @unchecked Sendable {
     private let lock: WitnessedLock
     private var state: State
 
-    /// `name` is the lock's, as the lock order and `StoreWitness` call it.
-    init(_ name: String, _ initial: State) {
-        lock = WitnessedLock(name)
+    /// `name` is the lock's, as the lock order and `StoreWitness` call it; `readsAllowed`:
+    /// store reads under it are accepted, writes are not (`WitnessedLock`).
+    init(_ name: String, readsAllowed: Bool = false, _ initial: State) {
+        lock = WitnessedLock(name, readsAllowed: readsAllowed)
         state = initial
     }
 
