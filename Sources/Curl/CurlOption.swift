@@ -55,6 +55,10 @@ public enum CurlOption: Sendable, Equatable {
     /// CURLOPT_TCP_KEEPALIVE with CURLOPT_TCP_KEEPIDLE and CURLOPT_TCP_KEEPINTVL at `seconds`:
     /// a silent connection whose peer vanished (no reset) is noticed before the timeout.
     case tcpKeepAlive(seconds: Int)
+    /// CURLOPT_IGNORE_CONTENT_LENGTH: for FTP, no SIZE of libcurl's own before RETR (the
+    /// caller knows the size, or checks it by its own commands); the transfer ends when the
+    /// server closes the data connection.
+    case ignoreContentLength
 
     public enum SSLLevel: Int, Sendable { case none = 0, tryTLS = 1, control = 2, all = 3 }
 }

@@ -260,6 +260,7 @@ final class CurlTransfer: @unchecked Sendable {
         case .forbidReuse: return long(CURLOPT_FORBID_REUSE, 1, "FORBID_REUSE")
         case .timeout(let s): return long(CURLOPT_TIMEOUT_MS, Int(s * 1000), "TIMEOUT_MS")
         case .lowSpeedTime(let s): return long(CURLOPT_LOW_SPEED_TIME, s, "LOW_SPEED_TIME")
+        case .ignoreContentLength: return long(CURLOPT_IGNORE_CONTENT_LENGTH, 1, "IGNORE_CONTENT_LENGTH")
         case .tcpKeepAlive(let s):
             return long(CURLOPT_TCP_KEEPALIVE, 1, "TCP_KEEPALIVE") ?? long(CURLOPT_TCP_KEEPIDLE, s, "TCP_KEEPIDLE")
                 ?? long(CURLOPT_TCP_KEEPINTVL, s, "TCP_KEEPINTVL")

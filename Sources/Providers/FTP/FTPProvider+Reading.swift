@@ -57,6 +57,10 @@ extension FTPProvider {
             options.append(.quote(FTPSizeAndTime.commands(serverPath)))
             if toEnd { options.append(.postQuote(FTPSizeAndTime.commands(serverPath))) }
         }
+        // A whole file whose size our own commands check before and after: libcurl's SIZE of
+        // its own before RETR would be a round trip per file for nothing. A transfer cut short
+        // is then seen by the caller (fewer bytes than the file's size), not by libcurl.
+        if range.lowerBound == 0 && toEnd && (facts != nil || pinnedByMLST) { options.append(.ignoreContentLength) }
         let response: CurlResponse
         do {
             response = try await transport.download(request(paths.url(for: item.identifier, isFolder: false), options),
