@@ -68,6 +68,20 @@ public final class ContentCache: Sendable {
         return e
     }
 
+    /// `retain` for background work that must not touch content in use: nil when the item has
+    /// an entry already (open, or being fetched), else a new entry held as by `retain`.
+    func retainIfUnused(item: Item, version: String) -> ContentEntry? {
+        let retained = try? table.withLock { t -> (ContentEntry, save: Bool)? in
+            guard t.entries[item.identifier] == nil else { return nil }
+            return try retainLocked(&t, item: item, version: version, asHandle: false, local: false, recordLater: false)
+        }
+        guard let (e, save) = retained ?? nil else { return nil }
+        if save {
+            do { try saveRecord(e) } catch { log.warning("cannot record cache entry for \(item.identifier): \(error)") }
+        }
+        return e
+    }
+
     /// `retain`'s part under the cache's lock: the entry, and whether its record is to be saved.
     /// Reads the store (a WAL read never waits for the writer); writes nothing.
     private func retainLocked(_ t: inout EntryTable, item: Item, version: String, asHandle: Bool, local: Bool, recordLater: Bool) throws -> (ContentEntry, save: Bool) {

@@ -20,6 +20,8 @@ final class Reading: Sendable, ReportsRemoteErrors {
     let tasks: OwnedTasks
     /// Told when a program reads: background work waits for a pause.
     let workingSet: WorkingSet
+    /// The next files of a folder a program reads one after another.
+    let walkAhead: FileWalkReadAhead
     let log = Logger(label: "favfs.domain")
 
     init(provider: any Provider, content: ContentCache, downloads: Downloads, options: DomainOptions, placeholders: Placeholders,
@@ -33,6 +35,8 @@ final class Reading: Sendable, ReportsRemoteErrors {
         self.handles = handles
         self.tasks = tasks
         self.workingSet = workingSet
+        walkAhead = FileWalkReadAhead(placeholders: placeholders, content: content, downloads: downloads,
+                                      provider: provider, tasks: tasks)
     }
 
     /// Opens a file for reading. No network: content is fetched by reads. `keepCache` tells the
@@ -44,6 +48,7 @@ final class Reading: Sendable, ReportsRemoteErrors {
         let version = Domain.contentVersion(item)
         let entry = try retainForOpen(item, version: version, dirty: isDirty)
         workingSet.foregroundRead(at: Domain.now)
+        walkAhead.opened(item)
         return handles.addReader(OpenFile(item: item, entry: entry), as: id, version: version)
     }
 
@@ -95,6 +100,7 @@ final class Reading: Sendable, ReportsRemoteErrors {
         if r.isEmpty { return ReadResult(fd: f.entry.fd, offset: offset, length: 0) }
         guard f.entry.beginServing(r) else { return nil }
         guard f.startServing() else { f.entry.endServing(); return nil }
+        if r.upperBound == f.item.size { walkAhead.readToEnd(f.item.identifier) }
         if let prefetch = f.readAhead(after: r, maxWindow: options.maxReadAhead, minWindow: options.minReadAhead) {
             let entry = f.entry, item = f.item, provider = provider, downloads = downloads
             tasks.start { try? await downloads.provide(entry, item: item, range: prefetch.lowerBound..<prefetch.lowerBound,
@@ -145,6 +151,7 @@ final class Reading: Sendable, ReportsRemoteErrors {
                     f = try file(handle)
                     continue
                 }
+                if r.upperBound == f.item.size { walkAhead.readToEnd(f.item.identifier) }
                 let entry = f.entry
                 return ReadResult(fd: f.entry.fd, offset: offset, length: r.count, done: { entry.endServing() },
                                   grewToVersion: grew)
