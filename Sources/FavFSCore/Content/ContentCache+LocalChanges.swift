@@ -93,8 +93,17 @@ extension ContentCache {
     func move(_ from: ItemIdentifier, to: ItemIdentifier, version: String? = nil, record: () throws -> Void) rethrows {
         try table.withLock { t in
             let moving = t.entries.filter { $0.key.isAtOrBelow(from) }
+            // Entries at the destination are the replaced item's: the caller removed those it
+            // knew of, but an open or a read-ahead may have made one since, whose record would
+            // land over the moved one (naming the old content, the moved one's file lost). They
+            // are the replaced file's now, as for a delete: kept for their users, never saved.
+            let replaced = t.entries.filter { $0.key.isAtOrBelow(to) && !$0.key.isAtOrBelow(from) }
             for (_, e) in moving { e.saveLock.lock() }
-            defer { for (_, e) in moving { e.saveLock.unlock() } }
+            for (_, e) in replaced { e.saveLock.lock() }
+            defer {
+                for (_, e) in moving { e.saveLock.unlock() }
+                for (_, e) in replaced { e.saveLock.unlock() }
+            }
             // Under the lock: an open of a name at or below either path must not find the store
             // moved and the entries not (it would open a second entry on one cache file). The one
             // store write under this lock; a rename is not on every open's path, as `retain` is.
@@ -108,9 +117,13 @@ extension ContentCache {
                 return (id, r.file)
             }
             func renamed(_ id: ItemIdentifier) -> ItemIdentifier { ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count)) }
-            try StoreWitness.allowing("a rename moves the open t.entries and their rows in one step") {
+            try StoreWitness.allowing("a rename moves the open entries and their rows in one step") {
                 try record()
                 for (id, file) in going { try? store.deleteContent(renamed(id), file: file) }
+            }
+            for (id, e) in replaced {
+                e.withLock { es in es.deleted = true }
+                t.entries[id] = nil
             }
             for (id, e) in moving {
                 let newId = renamed(id)

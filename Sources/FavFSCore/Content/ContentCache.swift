@@ -69,10 +69,13 @@ public final class ContentCache: Sendable {
     }
 
     /// `retain` for background work that must not touch content in use: nil when the item has
-    /// an entry already (open, or being fetched), else a new entry held as by `retain`.
+    /// an entry already (open, or being fetched) or changes made here, else a new entry held
+    /// as by `retain`.
     func retainIfUnused(item: Item, version: String) -> ContentEntry? {
         let retained = try? table.withLock { t -> (ContentEntry, save: Bool)? in
-            guard t.entries[item.identifier] == nil else { return nil }
+            // Nor content changed here (a journal row: a file renamed onto the name since the
+            // caller looked), checked under this lock, which a rename's record move takes.
+            guard t.entries[item.identifier] == nil, (try? store.hasJournal(item.identifier)) == false else { return nil }
             return try retainLocked(&t, item: item, version: version, asHandle: false, local: false, recordLater: false)
         }
         guard let (e, save) = retained ?? nil else { return nil }
@@ -105,6 +108,14 @@ public final class ContentCache: Sendable {
         let file: String
         var ranges = ByteRangeSet()
         var pinned = false
+        var local = local, version = version
+        // Another version's record that has a journal row holds the only copy of changes made
+        // here (a file renamed onto this name since the caller read its item): it is this
+        // name's content now, whole, under its own version; never emptied for another.
+        if let record, !local, record.version != version, (try? store.hasJournal(item.identifier)) != false {
+            local = true
+            version = record.version
+        }
         if let record {
             file = record.file
             pinned = record.pinned

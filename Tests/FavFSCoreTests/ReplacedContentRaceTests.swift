@@ -1,0 +1,80 @@
+import Foundation
+import XCTest
+@testable import FavFSCore
+
+/// A name whose content changed under an open: a file renamed onto it (its changes not yet
+/// uploaded) between an open's look at the item and its `retain`, or while a read-ahead had
+/// made an entry for the name. The changes made here must survive both.
+final class ReplacedContentRaceTests: XCTestCase {
+    private func cache(_ f: LocalFixture) throws -> (PlaceholderStore, ContentCache) {
+        let store = try PlaceholderStore(path: f.cacheDir.appendingPathComponent("r.sqlite").path)
+        let content = try ContentCache(directory: f.cacheDir.appendingPathComponent("r-content"), store: store, limit: 1 << 30)
+        return (store, content)
+    }
+
+    /// A file written here at `id` (its journal row, record and cache file), closed.
+    private func dirtyFile(_ content: ContentCache, _ store: PlaceholderStore, _ id: ItemIdentifier, _ data: Data) throws -> String {
+        let item = Item(identifier: id, kind: .file, size: 0, modified: 1)
+        let e = try content.retain(item: item, version: "here", asHandle: true, local: true)
+        _ = try data.withUnsafeBytes { try content.write(e, offset: 0, $0) }
+        try store.saveJournal(JournalEntry(id: id, baseVersion: nil, isNew: true, since: 1))
+        content.persist(e)
+        content.release(e, asHandle: true)
+        return e.file
+    }
+
+    private func fileBytes(_ content: ContentCache, _ file: String) -> Data? {
+        FileManager.default.contents(atPath: content.directory.appendingPathComponent(file).path)
+    }
+
+    /// An open that read the name's item before a changed file was renamed onto it retains
+    /// with the old item's version: the renamed content is what it gets, never emptied.
+    func testAnOpenWithAnOutdatedItemKeepsContentChangedHere() throws {
+        let f = try LocalFixture()
+        let (store, content) = try cache(f)
+        defer { store.close() }
+        let data = Data("written here, not uploaded yet".utf8)
+        let file = try dirtyFile(content, store, ItemIdentifier("/g"), data)
+        let outdated = Item(identifier: ItemIdentifier("/g"), kind: .file, size: 500, modified: 0, version: "remote-1")
+        let e = try content.retain(item: outdated, version: "remote-1", asHandle: true)
+        XCTAssertEqual(e.file, file)
+        XCTAssertEqual(fileBytes(content, file), data, "the only copy of a change was emptied for an outdated open")
+        XCTAssertEqual(e.withLock { $0.size }, Int64(data.count))
+        XCTAssertEqual(e.withLock { $0.version }, "here")
+        content.release(e, asHandle: true)
+        XCTAssertEqual(try store.contentRecord(ItemIdentifier("/g"))?.file, file)
+    }
+
+    /// An entry made for the destination after the caller removed what it knew there (a
+    /// read-ahead's, an open's) is the replaced file's after the move: its record never lands
+    /// over the moved one.
+    func testAnEntryAtTheDestinationNeverRecordsOverTheMovedContent() throws {
+        let f = try LocalFixture()
+        let (store, content) = try cache(f)
+        defer { store.close() }
+        let data = Data("the new content".utf8)
+        let moved = try dirtyFile(content, store, ItemIdentifier("/f"), data)
+        let old = Item(identifier: ItemIdentifier("/g"), kind: .file, size: 4, modified: 0, version: "remote-1")
+        let early = try XCTUnwrap(content.retainIfUnused(item: old, version: "remote-1"))
+        try content.move(ItemIdentifier("/f"), to: ItemIdentifier("/g")) { try store.move(ItemIdentifier("/f"), to: ItemIdentifier("/g")) }
+        // The early entry's download lands afterwards and records what it fetched.
+        _ = Data("old!".utf8).withUnsafeBytes { pwrite(early.fd, $0.baseAddress, 4, 0) }
+        early.withLock { es in es.ranges.insert(0..<4); es.recorded = true }
+        try content.saveRecord(early)
+        content.release(early, asHandle: false)
+        let record = try XCTUnwrap(try store.contentRecord(ItemIdentifier("/g")))
+        XCTAssertEqual(record.file, moved, "the moved content's record was replaced by an entry made before the move")
+        XCTAssertEqual(fileBytes(content, moved), data)
+        XCTAssertTrue(try store.hasJournal(ItemIdentifier("/g")))
+    }
+
+    /// Read-ahead never makes an entry for content changed here.
+    func testReadAheadLeavesContentChangedHereAlone() throws {
+        let f = try LocalFixture()
+        let (store, content) = try cache(f)
+        defer { store.close() }
+        _ = try dirtyFile(content, store, ItemIdentifier("/g"), Data("mine".utf8))
+        let outdated = Item(identifier: ItemIdentifier("/g"), kind: .file, size: 9, modified: 0, version: "remote-1")
+        XCTAssertNil(content.retainIfUnused(item: outdated, version: "remote-1"))
+    }
+}
