@@ -60,8 +60,11 @@ final class FTPReadsEndToEndTests: XCTestCase {
         let logins = lines.filter { $0.contains("OK LOGIN") }.count
         XCTAssertEqual(downloads, count, "one RETR per file:\n\(log)")
         XCTAssertEqual(aborted, [], "aborted RETRs")
-        // One for the listings and reads; a second where a listing ran beside a read.
-        XCTAssertLessThanOrEqual(logins, 2, "logins:\n\(log)")
+        // One for the listings and reads; a second where a listing ran beside a read; and the
+        // read-ahead across files (`cat` of a folder in name order) fetches the next files on
+        // a connection of its own, two where a fetch ahead of one open still runs at the next:
+        // a few logins for the 24 files, never one per file.
+        XCTAssertLessThanOrEqual(logins, 4, "logins:\n\(log)")
         // vsftpd has no MLST: each read is checked by SIZE and MDTM in its own connection, not
         // by a LIST of the folder (the root's and the folder's listings: LIST and LIST -a each).
         let lists = lines.filter { $0.contains("FTP command: Client") && $0.contains("\"LIST") }.count

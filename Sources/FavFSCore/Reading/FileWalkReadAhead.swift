@@ -65,13 +65,16 @@ final class FileWalkReadAhead: Sendable {
                 .filter { $0.kind == .file && $0.size > 0 && $0.size <= Self.largestFile && s.dirty[$0.identifier] == nil }
                 .prefix(Self.depth).map { $0 }
         }
-        for candidate in next where state.withLock({ $0.fetching.insert(candidate.identifier).inserted }) {
-            let started = tasks.start(priority: .utility) { [self] in
-                defer { state.withLock { _ = $0.fetching.remove(candidate.identifier) } }
-                await fetch(candidate)
+        let claimed = state.withLock { s in next.filter { s.fetching.insert($0.identifier).inserted } }
+        guard !claimed.isEmpty else { return }
+        // One after the other, in order: the next file first, on one connection more.
+        let started = tasks.start(priority: .utility) { [self] in
+            for candidate in claimed {
+                if !Task.isCancelled { await fetch(candidate) }
+                state.withLock { _ = $0.fetching.remove(candidate.identifier) }
             }
-            if !started { state.withLock { _ = $0.fetching.remove(candidate.identifier) } }
         }
+        if !started { state.withLock { s in for c in claimed { s.fetching.remove(c.identifier) } } }
     }
 
     /// Fetches the whole of `item` unless it is here already, open, or changed here meanwhile.
