@@ -198,7 +198,15 @@ def main(argv):
                         cpu.setdefault(t, []).append(c)
                     log(f"{case.name} run {run + 1}/{args.runs} {tool}: {v:.4g} {case.unit}")
             records.append(report.summarize(case, values, errors, rss, cpu, skipped))
-        rc_ver = proc.run(["rclone", "version"], timeout=30, check=False).stdout.splitlines()
+        # Without rclone the run's results are still written (its cases then say why it is missing).
+        try:
+            rc_ver = proc.run(["rclone", "version"], timeout=30, check=False).stdout.splitlines()
+        except proc.ToolError:
+            rc_ver = ["not installed"]
+        try:
+            rc_remote = server.rclone_remote()[0]
+        except proc.ToolError:
+            rc_remote = None
         meta = {
             "command": " ".join(shlex.quote(a) for a in ["bench/run.sh"] + argv),
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
@@ -208,7 +216,7 @@ def main(argv):
             "favfs_base_commit": git_commit(args.base_bin) if args.base_bin else None,
             "favfs_remote_kind": kind, "favfs_remote": remote,
             "favfs_remote_note": getattr(ctx, "remote_note", ""),
-            "rclone_version": rc_ver[0] if rc_ver else "?", "rclone_remote": server.rclone_remote()[0],
+            "rclone_version": rc_ver[0] if rc_ver else "?", "rclone_remote": rc_remote,
             "server": server.description, "server_kind": server.kind, "tools": tools,
         }
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
