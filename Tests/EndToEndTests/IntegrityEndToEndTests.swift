@@ -137,4 +137,43 @@ final class IntegrityEndToEndTests: XCTestCase {
         let check = try TimedProcess.run("/usr/bin/sqlite3", ["-readonly", m.placeholderDB.path, "PRAGMA integrity_check"], timeout: 30)
         XCTAssertEqual(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "ok", "\(check)")
     }
+
+    /// Atomic saves (write a temporary file, rename it over the target) while other programs
+    /// read the target and walk its folder in name order (read-ahead across files fetches the
+    /// target as it is replaced): every save reaches the server, the last one wins, nothing is
+    /// recorded twice and nothing goes to lost+found. An open or a read-ahead racing the rename
+    /// once emptied the renamed content or recorded the old content over it.
+    func testAtomicSavesWhileTheTargetIsReadAndWalkedLoseNothing() throws {
+        let work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-saves-\(UUID().uuidString.prefix(8))")
+        let served = work.appendingPathComponent("served")
+        try FileManager.default.createDirectory(at: served.appendingPathComponent("d"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        for name in ["a", "b", "c", "target", "z"] { try Data("initial \(name)\n".utf8).write(to: served.appendingPathComponent("d/\(name)")) }
+        let m = try MountedFavFS(remote: "file://" + served.path)
+        defer { m.tearDown() }
+        try m.mountOrThrow()
+        let d = shq(m.path + "/d")
+        let r = try TimedProcess.sh("""
+            cd \(d) || exit 1
+            ( for i in $(seq 1 300); do printf 'save %d\\n' $i > .tmp-$i && mv .tmp-$i target || exit 1; done ) &
+            w=$!
+            ( for i in $(seq 1 300); do cat target > /dev/null 2>&1; done ) &
+            ( for i in $(seq 1 100); do cat a b c target z > /dev/null 2>&1; done ) &
+            wait $w || exit 1
+            wait
+            """, timeout: 300)
+        XCTAssertTrue(r.succeeded, "\(r)\n\(m.logProblems())")
+        XCTAssertEqual(try String(contentsOfFile: m.path + "/d/target", encoding: .utf8), "save 300\n", "read through the mount")
+        let unmount = try m.unmount(timeout: 120)
+        XCTAssertTrue(unmount.succeeded, "\(unmount)")
+        XCTAssertEqual(try String(contentsOf: served.appendingPathComponent("d/target"), encoding: .utf8), "save 300\n",
+                       "the last save did not reach the server")
+        let log = (try? String(contentsOf: m.cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? ""
+        XCTAssertFalse(log.contains("UNIQUE constraint failed"), String(log.suffix(3000)))
+        XCTAssertFalse(log.contains("the cached content to upload is missing"), String(log.suffix(3000)))
+        let lost = (try? FileManager.default.contentsOfDirectory(atPath: m.cacheDir.appendingPathComponent("lost+found").path)) ?? []
+        XCTAssertEqual(lost, [], "content went to lost+found")
+        let check = try TimedProcess.run("/usr/bin/sqlite3", ["-readonly", m.placeholderDB.path, "PRAGMA integrity_check"], timeout: 30)
+        XCTAssertEqual(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "ok", "\(check)")
+    }
 }

@@ -77,4 +77,29 @@ final class ReplacedContentRaceTests: XCTestCase {
         let outdated = Item(identifier: ItemIdentifier("/g"), kind: .file, size: 9, modified: 0, version: "remote-1")
         XCTAssertNil(content.retainIfUnused(item: outdated, version: "remote-1"))
     }
+
+    /// A read of the replaced version, in flight when the rename lands, fails as changed: the
+    /// record it drops is its own, never the one the rename brought to the name.
+    func testAReadOfTheReplacedVersionFailingKeepsTheMovedRecord() async throws {
+        let f = try LocalFixture()
+        try f.write("g", Data("remote".utf8))
+        let (store, content) = try cache(f)
+        defer { store.close() }
+        let downloads = Downloads(cache: content, eviction: Eviction(cache: content, pins: PinSet([])))
+        // The item as an earlier listing saw it: the served file is another version now.
+        let old = Item(identifier: ItemIdentifier("/g"), kind: .file, size: 6, modified: 0, version: "an-older-version")
+        let early = try XCTUnwrap(content.retainIfUnused(item: old, version: "an-older-version"))
+        let provider = f.provider
+        provider.delay = 300_000_000
+        let read = Task { try await downloads.provide(early, item: old, range: 0..<6, prefetch: nil, provider: provider) }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let data = Data("saved here".utf8)
+        let moved = try dirtyFile(content, store, ItemIdentifier("/f"), data)
+        try content.move(ItemIdentifier("/f"), to: ItemIdentifier("/g")) { try store.move(ItemIdentifier("/f"), to: ItemIdentifier("/g")) }
+        let failed = await read.result
+        if case .success = failed { XCTFail("the read of the replaced version succeeded") }
+        content.release(early, asHandle: false)
+        XCTAssertEqual(try store.contentRecord(ItemIdentifier("/g"))?.file, moved, "the moved content's record was deleted")
+        XCTAssertEqual(fileBytes(content, moved), data)
+    }
 }

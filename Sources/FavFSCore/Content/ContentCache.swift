@@ -184,8 +184,19 @@ public final class ContentCache: Sendable {
                 }
                 guard outcome == true else { return outcome }
                 close(e.fd)
+                let recorded = e.withLock { es in es.recorded }
+                let current = t.entries[e.id] === e
                 // Never recorded: no byte arrived, and nothing would ever evict the (empty) file.
-                if !e.withLock({ es in es.recorded }) && t.entries[e.id] === e { unlink(path(e.file)) }
+                if !recorded && current { unlink(path(e.file)) }
+                // Replaced by a newer version or deleted while in use (out of the table), its last
+                // user gone: a file no record and no other entry names (it never got a record, or
+                // its record went with a delete or was replaced by a rename) would be left for
+                // lost+found. The store is read under this lock, which a record's move takes.
+                else if !current && !t.entries.values.contains(where: { $0.file == e.file })
+                            && !t.superseded.contains(where: { $0 !== e && $0.file == e.file })
+                            && (try? store.namesContentFile(e.file)) == false {
+                    unlink(path(e.file))
+                }
                 if t.entries[e.id] === e { t.entries[e.id] = nil }
                 t.superseded.removeAll { $0 === e }
                 return true

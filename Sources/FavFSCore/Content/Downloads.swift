@@ -218,7 +218,9 @@ final class Downloads: Sendable {
             }
         } catch let error as ProviderError where error.kind == .versionChanged {
             e.withLock { es in es.stale = true; es.ranges.removeAll() }
-            try? store.deleteContent(item.identifier)
+            // Only this entry's record: the name may hold other content by now (a file renamed
+            // onto it, not uploaded yet), whose record must stay.
+            try? store.deleteContent(item.identifier, file: e.file)
             throw error
         }
     }

@@ -249,6 +249,11 @@ public final class PlaceholderStore: Sendable {
         try read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM content") ?? 0 }
     }
 
+    /// Whether any content record names the cache file `file`.
+    public func namesContentFile(_ file: String) throws -> Bool {
+        try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM content WHERE file = ?)", arguments: [file]) ?? false }
+    }
+
     /// The largest numeric content file name in use, so new files never reuse a name.
     public func maxContentFileNumber() throws -> Int64 {
         try read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(CAST(file AS INTEGER)), 0) FROM content") ?? 0 }
