@@ -53,7 +53,9 @@ public final class ContentCache: Sendable {
 
     /// Opens (creating if needed) the content entry of `item` at `version`. Content cached for an
     /// older version is discarded — unless `local` (the item is dirty: the cache file holds the
-    /// only copy of its content, whatever version it is recorded under). Balance with `release`.
+    /// only copy of its content, whatever version it is recorded under), or the record has a
+    /// journal row (changes made here the caller did not know of: they are the content then,
+    /// under their own version). Balance with `release`.
     ///
     /// `recordLater`: a new entry is not recorded here; the caller records it in its own
     /// transaction and then calls `recorded(_:)` (until then the file goes with a release).
@@ -62,10 +64,13 @@ public final class ContentCache: Sendable {
         // Recorded after the cache's lock is released: an open or close of any other file must
         // not wait behind this one for SQLite's writer. Record writes of one entry land in
         // order whoever makes them (`saveRecord` takes its snapshot under `saveLock`).
-        if save {
-            do { try saveRecord(e) } catch { log.warning("cannot record cache entry for \(item.identifier): \(error)") }
-        }
+        if save { recordRetained(e, item.identifier) }
         return e
+    }
+
+    /// Records an entry `retainLocked` made, after the cache's lock is released.
+    private func recordRetained(_ e: ContentEntry, _ id: ItemIdentifier) {
+        do { try saveRecord(e) } catch { log.warning("cannot record cache entry for \(id): \(error)") }
     }
 
     /// `retain` for background work that must not touch content in use: nil when the item has
@@ -79,9 +84,7 @@ public final class ContentCache: Sendable {
             return try retainLocked(&t, item: item, version: version, asHandle: false, local: false, recordLater: false)
         }
         guard let (e, save) = retained ?? nil else { return nil }
-        if save {
-            do { try saveRecord(e) } catch { log.warning("cannot record cache entry for \(item.identifier): \(error)") }
-        }
+        if save { recordRetained(e, item.identifier) }
         return e
     }
 

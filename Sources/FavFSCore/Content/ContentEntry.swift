@@ -28,9 +28,6 @@ final class ContentEntry: Sendable {
     /// The item this content is of now (it changes when the item is renamed).
     var id: ItemIdentifier { withLock { $0.id } }
 
-    /// The persisted form.
-    var record: ContentRecord { withLock { $0.record(file: file) } }
-
     /// True when every byte of `r` is on disk and may be served.
     func isPresent(_ r: Range<Int64>) -> Bool { withLock { !$0.stale && $0.ranges.contains(r) } }
 
