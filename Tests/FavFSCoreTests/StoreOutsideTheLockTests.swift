@@ -136,6 +136,88 @@ final class StoreOutsideTheLockTests: XCTestCase {
         _ = d.shutdown(keepContent: true)
     }
 
+    /// A rename moves its rows and its open entries in one step under the content cache's
+    /// lock: SQLite's writer is taken before that lock, so a rename waiting for the writer
+    /// holds up no open or close of another file.
+    func testARenameWaitingForSQLitesWriterDoesNotHoldUpOtherFiles() async throws {
+        let f = try LocalFixture()
+        try f.write("a.bin", randomData(50_000, seed: 3))
+        try f.write("other.bin", randomData(1000, seed: 4))
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        _ = try await d.children(of: .rootContainer)
+        await d.waitForListingSaves()
+        let a = ItemIdentifier("/a.bin")
+        let (r, _) = try d.openFile(a)
+        _ = try await d.read(handle: r, offset: 0, size: 50_000)
+        d.closeFile(r)
+        for _ in 0..<500 where (try? d.store.contentRecord(a))?.ranges.count != 50_000 {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        XCTAssertEqual(try d.store.contentRecord(a)?.ranges.count, 50_000, "the content is recorded")
+
+        let writer = try HeldWriter(f.cacheDir.appendingPathComponent("placeholders.sqlite").path)
+        let renamed = Task { try await d.rename(.rootContainer, "a.bin", to: .rootContainer, "b.bin", noReplace: false) }
+        // The server has moved the file: the rename now waits for SQLite's writer to record it.
+        for _ in 0..<500 where served(f, "b.bin") == nil { try await Task.sleep(nanoseconds: 10_000_000) }
+        XCTAssertNotNil(served(f, "b.bin"), "the server moved the file")
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let otherOpened = DispatchSemaphore(value: 0)
+        let started = Date()
+        Thread {
+            if let (h, _) = try? d.openFile(ItemIdentifier("/other.bin")) { d.closeFile(h) }
+            otherOpened.signal()
+        }.start()
+        let answered = otherOpened.wait(timeout: .now() + 5)
+        let waited = Date().timeIntervalSince(started)
+        writer.release()
+        if answered == .timedOut { otherOpened.wait() }
+        XCTAssertEqual(answered, .success, "an open of another file waited for the rename's SQLite write")
+        XCTAssertLessThan(waited, 2, "an open of another file waited \(waited) s behind a rename waiting for SQLite's writer")
+        _ = try await renamed.value
+        XCTAssertNil(try d.store.contentRecord(a))
+        XCTAssertEqual(try d.store.contentRecord(ItemIdentifier("/b.bin"))?.ranges.count, 50_000, "the record moved with the rename")
+        let (h, _) = try d.openFile(ItemIdentifier("/b.bin"))
+        let back = try await d.read(handle: h, offset: 0, size: 50_000)
+        XCTAssertEqual(bytes(back), randomData(50_000, seed: 3))
+        back.done?()
+        d.closeFile(h)
+        XCTAssertEqual(StoreWitness.violations.map(\.description), [])
+        _ = await d.stopBackgroundWork(within: 20)
+        _ = d.shutdown(keepContent: true)
+    }
+
+    /// SQLite's writer taken with a witnessed lock held is recorded (the wait would hold the
+    /// lock); a write under such a lock on the writer taken before it is not.
+    func testTheWitnessSeesTheWriterTakenUnderALockAndAcceptsItTakenBefore() throws {
+        let f = try LocalFixture()
+        let store = try PlaceholderStore(path: f.cacheDir.appendingPathComponent("w.sqlite").path)
+        let content = try ContentCache(directory: f.cacheDir.appendingPathComponent("w-content"), store: store, limit: 1 << 20)
+        let item = Item(identifier: ItemIdentifier("/a"), kind: .file, size: 1, version: "v1")
+        StoreWitness.reset()
+        try store.holdingWriter { w in
+            try content.table.withLock { _ in
+                try store.upsert(item)
+                try w.commit()
+            }
+        }
+        XCTAssertEqual(StoreWitness.violations.map(\.description), [], "the writer was taken first")
+        XCTAssertEqual(try store.item(item.identifier)?.item.version, "v1", "committed")
+        content.table.withLock { _ in _ = try? store.holdingWriter { _ in try store.upsert(item) } }
+        #if DEBUG
+        XCTAssertEqual(StoreWitness.violations.map(\.description), ["SQLite's writer taken by testTheWitnessSeesTheWriterTakenUnderALockAndAcceptsItTakenBefore() with ContentCache.lock held"])
+        #endif
+        // A body that throws leaves nothing behind.
+        struct Refused: Error {}
+        XCTAssertThrowsError(try store.holdingWriter { _ in
+            try store.upsert(Item(identifier: ItemIdentifier("/b"), kind: .file, size: 1, version: "v1"))
+            throw Refused()
+        })
+        XCTAssertNil(try store.item(ItemIdentifier("/b")))
+        StoreWitness.reset()
+        store.close()
+    }
+
     /// The witness checks the content cache's lock for writes; reads under it are fine.
     func testTheWitnessSeesAStoreWriteUnderTheContentCachesLock() throws {
         let f = try LocalFixture()

@@ -47,16 +47,20 @@ extension ContentCache {
     /// (an older snapshot saved last made a fully read file look partial after it closed).
     /// A stale entry is not saved: its record was deleted and must stay deleted.
     /// `item`, when given, is saved in the same transaction (its placeholder after a write).
+    /// SQLite's writer is taken before `saveLock` (the lock order): a rename's `move` holds the
+    /// writer while it takes the moved entries' `saveLock`s.
     func saveRecord(_ e: ContentEntry, with item: Item? = nil) throws {
-        try e.saveLock.withLock {
-            // Deleted (or replaced by a rename) while open: its record is gone and the name may
-            // be another item's now, whose record this must not overwrite.
-            guard let r = e.withLock({ es in es.stale || es.deleted ? nil : es.record(file: e.file) }) else {
-                if let item { try store.upsert(item) }
-                return
+        try store.holdingWriter { _ in
+            try e.saveLock.withLock {
+                // Deleted (or replaced by a rename) while open: its record is gone and the name may
+                // be another item's now, whose record this must not overwrite.
+                guard let r = e.withLock({ es in es.stale || es.deleted ? nil : es.record(file: e.file) }) else {
+                    if let item { try store.upsert(item) }
+                    return
+                }
+                try store.saveContent(r, with: item)
+                e.withLock { es in es.savedBytes = r.ranges.count }
             }
-            try store.saveContent(r, with: item)
-            e.withLock { es in es.savedBytes = r.ranges.count }
         }
     }
 
@@ -90,8 +94,10 @@ extension ContentCache {
     /// later item of that name at this cache file.
     /// `version`: the version the moved content is recorded under from now on (a local edit
     /// handed to its conflict copy).
-    func move(_ from: ItemIdentifier, to: ItemIdentifier, version: String? = nil, record: () throws -> Void) rethrows {
-        try table.withLock { t in
+    func move(_ from: ItemIdentifier, to: ItemIdentifier, version: String? = nil, record: () throws -> Void) throws {
+        // SQLite's writer first, then the lock: the rows move under it without waiting for a
+        // listing being saved, and are committed before it is released.
+        try store.holdingWriter { writer in try table.withLock { t in
             let moving = t.entries.filter { $0.key.isAtOrBelow(from) }
             // Entries at the destination are the replaced item's: the caller removed those it
             // knew of, but an open or a read-ahead may have made one since, whose record would
@@ -106,7 +112,7 @@ extension ContentCache {
             }
             // Under the lock: an open of a name at or below either path must not find the store
             // moved and the entries not (it would open a second entry on one cache file). The one
-            // store write under this lock; a rename is not on every open's path, as `retain` is.
+            // store write under this lock, on the writer taken before it (`holdingWriter`).
             // Records being deleted (`recordsGoing`: decided under this lock, their files unlinked
             // outside it) must not live on under the new name, naming a deleted file: read as
             // zeros of the right size (rsync's temp file renamed over its target while a listing
@@ -117,10 +123,9 @@ extension ContentCache {
                 return (id, r.file)
             }
             func renamed(_ id: ItemIdentifier) -> ItemIdentifier { ItemIdentifier(to.rawValue + id.rawValue.dropFirst(from.rawValue.count)) }
-            try StoreWitness.allowing("a rename moves the open entries and their rows in one step") {
-                try record()
-                for (id, file) in going { try? store.deleteContent(renamed(id), file: file) }
-            }
+            try record()
+            for (id, file) in going { try? store.deleteContent(renamed(id), file: file) }
+            try writer.commit()
             for (id, e) in replaced {
                 e.withLock { es in es.deleted = true }
                 t.entries[id] = nil
@@ -136,7 +141,7 @@ extension ContentCache {
                     if es.id.isAtOrBelow(from) { es.id = renamed(es.id) }
                 }
             }
-        }
+        } }
     }
 
     /// Drops an item's content for good (it was deleted); open handles keep their file until closed.

@@ -23,7 +23,8 @@ public final class ContentCache: Sendable {
     public let lostAndFound: LostAndFound
 
     /// The entries in use (`EntryTable`), reachable only under `ContentCache.lock`. Taken by
-    /// opens and closes: no store write runs under it (checked by `StoreWitness`; reads are fine).
+    /// opens and closes: no store write runs under it but on SQLite's writer taken before it
+    /// (a rename's `move`), so none waits for the writer (checked by `StoreWitness`; reads are fine).
     let table: Guarded<EntryTable>
 
     public init(directory: URL, store: PlaceholderStore, limit: Int64,

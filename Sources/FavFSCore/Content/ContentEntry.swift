@@ -9,7 +9,8 @@ final class ContentEntry: Sendable {
     let fd: Int32
     /// Serialises writing this entry's record to the store: each write snapshots the ranges
     /// while holding it, so a slower save of an older snapshot never overwrites a newer one.
-    let saveLock = NSLock()
+    /// Taken after SQLite's writer (`holdingWriter`), never waiting for it: witnessed.
+    let saveLock = WitnessedLock("ContentEntry.saveLock", readsAllowed: true)
     private let state: Guarded<ContentEntryState>
 
     init(id: ItemIdentifier, file: String, fd: Int32, version: String, size: Int64, ranges: ByteRangeSet,

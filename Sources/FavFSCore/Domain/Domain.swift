@@ -46,8 +46,8 @@ public final class Domain: Sendable, ReportsRemoteErrors {
     public var options: DomainOptions { enumerations.options }
     public var store: PlaceholderStore { placeholders.store }
     /// The namespace in memory, the dirty set and the listings in flight (`DomainState`),
-    /// reachable only under this lock; taken by every FUSE request. No SQLite call runs under
-    /// it (checked in debug builds: `StoreWitness`).
+    /// reachable only under this lock; taken by every FUSE request. No SQLite call waits for the
+    /// writer under it (checked in debug builds: `StoreWitness`; docs/architecture.md).
     var lock: Guarded<DomainState> { placeholders.lock }
     /// Open files, the version each item had when last opened, orphans (see `HandleTable`).
     var handles: HandleTable { placeholders.handles }

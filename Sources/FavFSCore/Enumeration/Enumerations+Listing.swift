@@ -22,11 +22,15 @@ extension Enumerations {
         let listedAt = Domain.now
         var folderItem = placeholders.cachedItem(folder) ?? Item(identifier: folder, kind: .folder)
         folderItem.kind = .folder
-        placeholders.preload(folder)
+        // False: the store knows nothing of the folder, and memory alone answers below.
+        let known = placeholders.preload(folder)
         // Local changes not yet uploaded, and names created, removed or renamed here while the
         // listing ran, win over what the remote lists (or does not list yet).
         let (state, mergedAt, previous): (FolderState, UInt64, FolderState?) = lock.withLock { s in
-            let local = s.dirty.ids(in: folder).compactMap { placeholders.loadedState(&s, folder)?[$0.name] }
+            func loadedState(_ s: inout DomainState, _ folder: ItemIdentifier) -> FolderState? {
+                placeholders.loadedState(&s, folder, load: known)
+            }
+            let local = s.dirty.ids(in: folder).compactMap { loadedState(&s, folder)?[$0.name] }
             if !local.isEmpty {
                 let names = Set(local.map(\.name))
                 items = items.filter { !names.contains($0.name) } + local
@@ -35,12 +39,12 @@ extension Enumerations {
             // upload makes it again); a file another client put at its name wins.
             let listed = Set(items.map(\.name))
             for name in s.dirty.folderNames(holdingChangesIn: folder) where !listed.contains(name) {
-                if let kept = placeholders.loadedState(&s, folder)?[name], kept.kind == .folder { items.append(kept) }
+                if let kept = loadedState(&s, folder)?[name], kept.kind == .folder { items.append(kept) }
             }
             items = overlayChanges(&s, items, in: folder, since: since)
             if s.namespace.keepsTimes { items = items.map { s.namespace.withKeptTime($0) } }
             if items.contains(where: { $0.modifiedTime == nil }) {
-                let before = placeholders.loadedState(&s, folder), now = Domain.now
+                let before = loadedState(&s, folder), now = Domain.now
                 items = items.map { Placeholders.withFirstSeenTime($0, before: before?[$0.name], now: now) }
             }
             var state = FolderState(folder: folder, items: items, listedAt: listedAt)

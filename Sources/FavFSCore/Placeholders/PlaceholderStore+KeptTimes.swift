@@ -8,7 +8,7 @@ extension PlaceholderStore {
     /// The kept times, read once at mount. Those whose placeholder is gone are dropped first
     /// (a listing that no longer saw the name left them for a rename to take along).
     public func keptTimes() throws -> [KeptTime] {
-        try write { db in
+        try write(placeholders: false) { db in
             try db.execute(sql: "DELETE FROM keptTime WHERE id NOT IN (SELECT id FROM item)")
             return try Row.fetchAll(db, sql: "SELECT id, version, seconds, nanoseconds FROM keptTime").map { row in
                 KeptTime(id: ItemIdentifier(row["id"]), version: row["version"],
@@ -18,7 +18,7 @@ extension PlaceholderStore {
     }
 
     public func keepTime(_ kept: KeptTime) throws {
-        try write { db in
+        try write(placeholders: false) { db in
             try db.execute(sql: "INSERT OR REPLACE INTO keptTime (id, version, seconds, nanoseconds) VALUES (?, ?, ?, ?)",
                            arguments: [kept.id.rawValue, kept.version, kept.time.seconds, Int64(kept.time.nanoseconds)])
         }

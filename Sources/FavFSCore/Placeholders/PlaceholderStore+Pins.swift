@@ -10,7 +10,7 @@ extension PlaceholderStore {
 
     /// Pins `id`; pins below it are folded into it.
     public func addPin(_ id: ItemIdentifier) throws {
-        try write { db in
+        try write(placeholders: false) { db in
             let subtree = Subtree(id: id)
             try db.execute(sql: "DELETE FROM pin WHERE \(subtree.below("id"))", arguments: subtree.belowArguments)
             try db.execute(sql: "INSERT OR REPLACE INTO pin (id, since) VALUES (?, ?)", arguments: [id.rawValue, Date().timeIntervalSince1970])
@@ -19,7 +19,7 @@ extension PlaceholderStore {
 
     /// Unpins `id` and everything pinned below it.
     public func removePin(_ id: ItemIdentifier) throws {
-        try write { db in
+        try write(placeholders: false) { db in
             let subtree = Subtree(id: id)
             try db.execute(sql: "DELETE FROM pin WHERE \(subtree.includes("id"))", arguments: subtree.includesArguments)
         }
@@ -27,7 +27,7 @@ extension PlaceholderStore {
 
     /// Pins move with their items (`mv` of a pinned folder keeps it pinned).
     public func movePins(_ from: ItemIdentifier, to: ItemIdentifier) throws {
-        try write { db in
+        try write(placeholders: false) { db in
             let subtree = Subtree(id: from)
             try db.execute(sql: "UPDATE OR REPLACE pin SET id = \(subtree.moved("id")) WHERE \(subtree.includes("id"))",
                            arguments: subtree.movedArguments(to: to) + subtree.includesArguments)

@@ -46,25 +46,40 @@ public final class PlaceholderStore: Sendable {
         _ = FileManager.default.createFile(atPath: marker, contents: Data("\(Date()): \(what)\n".utf8))
     }
 
-    /// `pool.read`, noting corruption (`noteIfCorrupt`).
+    /// `pool.read`, noting corruption (`noteIfCorrupt`); on the held writer inside
+    /// `holdingWriter` (it sees the transaction's own writes).
     /// `caller`: the store method, for `StoreWitness`.
     func read<T>(caller: String = #function, _ body: (Database) throws -> T) throws -> T {
         StoreWitness.storeCalled("PlaceholderStore.\(caller)", writes: false)
-        do { return try pool.read(body) } catch { noteIfCorrupt(error); throw error }
+        do {
+            if let held = heldWriter { return try body(held.db) }
+            return try pool.read(body)
+        } catch { noteIfCorrupt(error); throw error }
     }
 
-    /// `pool.write`, noting corruption (`noteIfCorrupt`).
-    func write<T>(caller: String = #function, _ body: (Database) throws -> T) throws -> T {
+    /// `pool.write`, noting corruption (`noteIfCorrupt`); on the held writer inside
+    /// `holdingWriter`. `placeholders`: whether it may change placeholders (the `item` table),
+    /// counted in `placeholderWrites`.
+    func write<T>(caller: String = #function, placeholders: Bool = true, _ body: (Database) throws -> T) throws -> T {
         StoreWitness.storeCalled("PlaceholderStore.\(caller)", writes: true)
-        defer { writeCount.add(1, ordering: .sequentiallyConsistent) }
+        if let held = heldWriter {
+            do { return try held.write(placeholders: placeholders, body) } catch { noteIfCorrupt(error); throw error }
+        }
+        defer { if placeholders { countPlaceholderWrite() } }
         do { return try pool.write(body) } catch { noteIfCorrupt(error); throw error }
     }
 
     private let writeCount = Atomic<Int>(0)
 
-    /// How many write transactions ended so far (committed or not): a reader that saw the same
-    /// count before and after its read knows no write landed in between.
-    public var writes: Int { writeCount.load(ordering: .sequentiallyConsistent) }
+    /// One more write transaction that may have changed placeholders ended.
+    func countPlaceholderWrite() { writeCount.add(1, ordering: .sequentiallyConsistent) }
+
+    /// How many write transactions that may change placeholders ended so far (committed or
+    /// not): a reader of placeholders that saw the same count before and after its read knows
+    /// none landed in between. Content records, the journal, pins and kept times are not
+    /// counted: a folder read (`Placeholders.preload`) must not start again for each range a
+    /// download records.
+    public var placeholderWrites: Int { writeCount.load(ordering: .sequentiallyConsistent) }
 
     /// Whether `error` is SQLite saying the disk (or the database's size limit) is full.
     public static func isDiskFull(_ error: Error) -> Bool {
@@ -205,7 +220,7 @@ public final class PlaceholderStore: Sendable {
 
     /// Saves a content record, and `item`'s placeholder in the same transaction when given.
     public func saveContent(_ r: ContentRecord, with item: Item? = nil) throws {
-        try write { db in
+        try write(placeholders: item != nil) { db in
             if let item { try Self.upsert(item, db) }
             try Self.upsertContent(r, db)
         }
@@ -222,12 +237,12 @@ public final class PlaceholderStore: Sendable {
     }
 
     public func deleteContent(_ id: ItemIdentifier) throws {
-        try write { db in try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [id.rawValue]) }
+        try write(placeholders: false) { db in try db.execute(sql: "DELETE FROM content WHERE id = ?", arguments: [id.rawValue]) }
     }
 
     /// Deletes the content record of `id` only if it names the cache file `file`.
     public func deleteContent(_ id: ItemIdentifier, file: String) throws {
-        try write { db in try db.execute(sql: "DELETE FROM content WHERE id = ? AND file = ?", arguments: [id.rawValue, file]) }
+        try write(placeholders: false) { db in try db.execute(sql: "DELETE FROM content WHERE id = ? AND file = ?", arguments: [id.rawValue, file]) }
     }
 
     /// The content records of `id` and of everything below it.
@@ -271,7 +286,7 @@ public final class PlaceholderStore: Sendable {
     /// Records what attempts of `id` whose answer was lost sent (its journal row's; none if
     /// it has no row).
     public func saveLostReplies(_ id: ItemIdentifier, _ replies: [SentContent]) throws {
-        try write { db in
+        try write(placeholders: false) { db in
             try db.execute(sql: "UPDATE journal SET lostReplies = ? WHERE id = ?", arguments: [SentContent.text(replies), id.rawValue])
         }
     }
@@ -288,7 +303,7 @@ public final class PlaceholderStore: Sendable {
 
     /// Saves a journal row, with `item`'s placeholder and the content record when given, in one transaction.
     public func saveJournal(_ j: JournalEntry, with item: Item? = nil, content: ContentRecord? = nil) throws {
-        try write { db in
+        try write(placeholders: item != nil) { db in
             if let item { try Self.upsert(item, db) }
             if let content { try Self.upsertContent(content, db) }
             try db.cachedStatement(sql: """
@@ -309,7 +324,7 @@ public final class PlaceholderStore: Sendable {
     }
 
     public func deleteJournal(_ id: ItemIdentifier) throws {
-        try write { db in try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [id.rawValue]) }
+        try write(placeholders: false) { db in try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [id.rawValue]) }
     }
 
     /// Records a confirmed upload in one transaction: the placeholder takes the remote's new

@@ -78,11 +78,11 @@ final class Placeholders: Sendable {
     func preload(_ folder: ItemIdentifier) -> Bool {
         for _ in 0..<3 {
             if lock.withLock({ s in s.namespace[folder] != nil }) { return true }
-            let writes = store.writes
+            let writes = store.placeholderWrites
             guard let (items, listedAt) = try? store.listing(of: folder) else { return true }
             let done = lock.withLock { s -> Bool? in
                 if s.namespace[folder] != nil { return true }
-                guard store.writes == writes else { return nil }
+                guard store.placeholderWrites == writes else { return nil }
                 return Self.install(&s, folder, items: items, listedAt: listedAt) != nil
             }
             if let done { return done }

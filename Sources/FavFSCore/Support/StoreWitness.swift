@@ -1,12 +1,15 @@
 import Foundation
 import Synchronization
 
-/// Checks the rule "no SQLite call runs under a lock a FUSE callback takes" as the code runs:
-/// such a lock (`WitnessedLock`) counts, per thread, how often it is held; every call into the
-/// store asks `StoreWitness.storeCalled` first. A lock made `readsAllowed` (`ContentCache.lock`)
-/// is checked for writes only: a read of the WAL database never waits for SQLite's writer. In debug builds (the tests) a store call under
-/// such a lock is recorded, with where it came from, unless it runs inside `allowing(_:)`,
-/// which names why that one is accepted; release builds only take and release the lock.
+/// Checks the rule "no thread waits for SQLite's writer while it holds a lock a FUSE callback
+/// takes" as the code runs: such a lock (`WitnessedLock`) counts, per thread, how often it is
+/// held; every call into the store asks `StoreWitness.storeCalled` first. In debug builds (the
+/// tests) a store call under such a lock is recorded, with where it came from, unless it is a
+/// read under a lock made `readsAllowed` (a read of the WAL database never waits for the
+/// writer), a write on the writer this thread took before its locks
+/// (`PlaceholderStore.holdingWriter`), or inside `allowing(_:)`, which names why that one is
+/// accepted. Taking the writer with such a lock held is recorded too. Release builds only take
+/// and release the lock.
 ///
 /// Why it matters: the store waits for SQLite's single writer (a listing of 100,000 entries
 /// holds it for about a second), and every `lookup`, `getattr` and `open` takes `Domain.lock`.
@@ -36,6 +39,8 @@ public enum StoreWitness {
     /// Called by the store before each call into SQLite; `writes`: whether it may write.
     static func storeCalled(_ call: @autoclosure () -> String, writes: Bool) {
         #if DEBUG
+        // A write on the writer this thread took before its locks (`holdingWriter`) waits for no one.
+        if writes && ThreadLocks.current.writer > 0 { return }
         guard let held = ThreadLocks.current.held.last(where: { writes || !$0.readsAllowed })?.name else { return }
         if let reason = ThreadLocks.current.allowances.last {
             allowedRecord.withLock { $0[reason, default: 0] += 1 }
@@ -43,6 +48,24 @@ public enum StoreWitness {
         }
         let v = Violation(call: call(), lock: held)
         recorded.withLock { if $0.count < 100 { $0.append(v) } }
+        #endif
+    }
+
+    /// Called by `PlaceholderStore.holdingWriter` before it takes SQLite's writer: taken under
+    /// a witnessed lock, the wait for it would hold that lock (and the writer, held first,
+    /// comes before every witnessed lock in the lock order).
+    static func writerTaken(_ call: @autoclosure () -> String) {
+        #if DEBUG
+        guard let held = ThreadLocks.current.held.last?.name else { return }
+        let v = Violation(call: "SQLite's writer taken by " + call(), lock: held)
+        recorded.withLock { if $0.count < 100 { $0.append(v) } }
+        #endif
+    }
+
+    /// Whether this thread holds SQLite's writer (`holdingWriter`), taken with no witnessed lock held.
+    static func writerHeld(_ held: Bool) {
+        #if DEBUG
+        ThreadLocks.current.writer += held ? 1 : -1
         #endif
     }
 
@@ -86,6 +109,8 @@ final class WitnessedLock: NSLocking, @unchecked Sendable {
 private final class ThreadLocks {
     var held: [(name: String, readsAllowed: Bool)] = []
     var allowances: [String] = []
+    /// Held writers (`StoreWitness.writerHeld`).
+    var writer = 0
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()

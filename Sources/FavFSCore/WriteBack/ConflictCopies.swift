@@ -128,24 +128,23 @@ final class ConflictCopies: Sendable, ReportsRemoteErrors {
     /// seed 34: `unlink` answered ENOENT for it). Store and memory
     /// change together under the lock `markDirty` and `openFile` read the dirty state under (as
     /// in `commit`): no write lands between the journal row going and the content going, where
-    /// it would be lost. Returns the copy when its upload is to start again (it changed while
+    /// it would be lost. SQLite's writer is taken before that lock (`holdingWriter`), so the
+    /// store's part waits for no one under it. Returns the copy when its upload is to start again (it changed while
     /// sent), or the store's error.
     private func handEditToConflictCopy(_ id: ItemIdentifier, copy: Item, generation: Int, name: Item?,
                                         nameGone: Bool) -> Result<ItemIdentifier?, Error> {
         let copyId = copy.identifier
         let version = Domain.contentVersion(copy)
-        let outcome = lock.withLock { s -> Result<(answered: [UploadWaiter], again: Bool), Error> in
+        // SQLite's writer is taken first, then the lock: the rows move under it, with the open
+        // handles' entry, in one step, without waiting for a listing being saved.
+        let outcome = Result { try store.holdingWriter { _ in lock.withLock { s -> Result<(answered: [UploadWaiter], again: Bool), Error> in
             guard let d = s.dirty[id] else { return .success(([], false)) }
             let changed = d.generation != generation
             let nameItem = name.map { s.namespace.withKeptTime($0) }
             do {
-                // Still under the lock, unlike an upload's commit: the open handles' entry moves
-                // to the copy in the same step as the rows (a conflict is rare).
-                try StoreWitness.allowing("handing an edit to its conflict copy") {
-                    try content.move(id, to: copyId, version: version) {
-                        try store.moveEditToConflictCopy(id, copy: copy, contentVersion: version, name: nameItem,
-                                                         nameGone: nameGone, journalSince: d.journal.since, stillDirty: changed)
-                    }
+                try content.move(id, to: copyId, version: version) {
+                    try store.moveEditToConflictCopy(id, copy: copy, contentVersion: version, name: nameItem,
+                                                     nameGone: nameGone, journalSince: d.journal.since, stillDirty: changed)
                 }
             } catch {
                 return .failure(error)
@@ -157,7 +156,7 @@ final class ConflictCopies: Sendable, ReportsRemoteErrors {
             // fsync of a later change waits for the copy's upload (the row moved in the store,
             // now based on the copy).
             return .success(s.dirty.handedToConflictCopy(id, copy: copyId, copyVersion: copy.version, generation: generation))
-        }
+        } } }.flatMap { $0 }
         switch outcome {
         case .failure(let e): return .failure(e)
         case .success(let (answered, again)):
