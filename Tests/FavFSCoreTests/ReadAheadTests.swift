@@ -8,7 +8,7 @@ final class ReadAheadTests: XCTestCase {
 
     private func handle(size: Int64 = 1 << 30) -> OpenFile {
         let id = ItemIdentifier("/big.bin")
-        let entry = ContentEntry(id: id, file: "1", fd: -1, version: "v", size: size, ranges: ByteRangeSet(), lastUsed: 0, pinned: false)
+        let entry = ContentEntry(id: id, file: "1", path: "/nonexistent/1", fd: -1, version: "v", size: size, ranges: ByteRangeSet(), lastUsed: 0, pinned: false)
         return OpenFile(item: Item(identifier: id, kind: .file, size: size), entry: entry)
     }
 

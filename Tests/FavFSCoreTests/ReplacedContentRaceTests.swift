@@ -16,7 +16,7 @@ final class ReplacedContentRaceTests: XCTestCase {
     private func dirtyFile(_ content: ContentCache, _ store: PlaceholderStore, _ id: ItemIdentifier, _ data: Data) throws -> String {
         let item = Item(identifier: id, kind: .file, size: 0, modified: 1)
         let e = try content.retain(item: item, version: "here", asHandle: true, local: true)
-        _ = try data.withUnsafeBytes { try content.write(e, offset: 0, $0) }
+        _ = try data.withUnsafeBytes { try e.write(at: 0, $0) }
         try store.saveJournal(JournalEntry(id: id, baseVersion: nil, isNew: true, since: 1))
         content.persist(e)
         content.release(e, asHandle: true)
@@ -60,7 +60,7 @@ final class ReplacedContentRaceTests: XCTestCase {
         // The early entry's download lands afterwards and records what it fetched.
         _ = Data("old!".utf8).withUnsafeBytes { pwrite(early.fd, $0.baseAddress, 4, 0) }
         early.withLock { es in es.ranges.insert(0..<4); es.recorded = true }
-        try content.saveRecord(early)
+        try early.saveRecord(to: store)
         content.release(early, asHandle: false)
         let record = try XCTUnwrap(try store.contentRecord(ItemIdentifier("/g")))
         XCTAssertEqual(record.file, moved, "the moved content's record was replaced by an entry made before the move")

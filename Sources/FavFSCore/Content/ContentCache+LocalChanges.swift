@@ -1,67 +1,12 @@
 import Foundation
 
-/// Local changes to cached content: writes, sizes, records, renames and deletions here.
+/// Local changes to cached content: records, versions, renames and deletions here (an entry's
+/// own writes and sizes: `ContentEntry`).
 extension ContentCache {
-    /// Writes `buffer` at `offset` into the cache file (the item is dirty); the bytes are present.
-    func write(_ e: ContentEntry, offset: Int64, _ buffer: UnsafeRawBufferPointer) throws -> Int {
-        var done = 0
-        while done < buffer.count {
-            let n = pwrite(e.fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw localError("cannot write", e.id)
-            }
-            done += n
-        }
-        e.withLock { es in
-            // A write past the end leaves a hole of zeros: part of the (local) content too.
-            es.ranges.insert(min(offset, es.size)..<offset + Int64(done))
-            es.size = max(es.size, offset + Int64(done))
-            es.lastUsed = Date().timeIntervalSince1970
-        }
-        return done
-    }
-
-    /// Truncates or extends the cache file; bytes past the old end are zeros, and present.
-    func setSize(_ e: ContentEntry, _ size: Int64) throws {
-        guard ftruncate(e.fd, off_t(size)) == 0 else { throw localError("cannot truncate", e.id) }
-        e.withLock { es in
-            if size > es.size { es.ranges.insert(es.size..<size) } else { es.ranges.clamp(to: size) }
-            es.size = size
-        }
-    }
-
-    /// A `recordLater` entry's record was written by the caller.
-    func recorded(_ e: ContentEntry) {
-        e.withLock { es in es.recorded = true; es.savedBytes = es.ranges.count }
-    }
-
     /// Persists an entry's ranges and size now (after local writes).
     func persist(_ e: ContentEntry, with item: Item? = nil) {
         e.withLock { es in es.recorded = true }
-        do { try saveRecord(e, with: item) } catch { log.warning("cannot record cache entry for \(e.withLock { es in es.id }): \(error)") }
-    }
-
-    /// Writes the entry's current record. Concurrent downloads of one file each end with a save;
-    /// the snapshot is taken under `saveLock` so the last write is always the newest state
-    /// (an older snapshot saved last made a fully read file look partial after it closed).
-    /// A stale entry is not saved: its record was deleted and must stay deleted.
-    /// `item`, when given, is saved in the same transaction (its placeholder after a write).
-    /// SQLite's writer is taken before `saveLock` (the lock order): a rename's `move` holds the
-    /// writer while it takes the moved entries' `saveLock`s.
-    func saveRecord(_ e: ContentEntry, with item: Item? = nil) throws {
-        try store.holdingWriter { _ in
-            try e.saveLock.withLock {
-                // Deleted (or replaced by a rename) while open: its record is gone and the name may
-                // be another item's now, whose record this must not overwrite.
-                guard let r = e.withLock({ es in es.stale || es.deleted ? nil : es.record(file: e.file) }) else {
-                    if let item { try store.upsert(item) }
-                    return
-                }
-                try store.saveContent(r, with: item)
-                e.withLock { es in es.savedBytes = r.ranges.count }
-            }
-        }
+        do { try e.saveRecord(to: store, with: item) } catch { log.warning("cannot record cache entry for \(e.withLock { es in es.id }): \(error)") }
     }
 
     /// Records the version content now belongs to (after an upload the remote confirmed).

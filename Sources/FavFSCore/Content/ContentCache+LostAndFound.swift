@@ -14,19 +14,9 @@ extension ContentCache {
             log.error("cannot read the content records: content files are left where they are")
             return 0
         }
-        let known = Set(records.map(\.file))
-        var handled = 0
-        let stamp = LostAndFound.stamp()
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !known.contains(name) {
-            let inUse = table.withLock { t in t.entries.values.contains { $0.file == name } }
-            if inUse { continue }
-            var st = stat()
-            guard lstat(path(name), &st) == 0 else { continue }
-            handled += 1
-            if st.st_size == 0 { unlink(path(name)); continue }
-            lostAndFound.takeUnknown(path(name), name: name, size: Int64(st.st_size), stamp: stamp)
+        return lostAndFound.rescueUnknownFiles(in: directoryPath, known: Set(records.map(\.file))) { name in
+            table.withLock { t in t.entries.values.contains { $0.file == name } }
         }
-        return handled
     }
 
     /// Keeps the cache file of `id` in `lostAndFound` (`LostAndFound.keep`). Nil when it has

@@ -43,13 +43,18 @@ public final class ContentCache: Sendable {
     /// A cache file's path (plain string concatenation: building a URL for every file opened
     /// was 2.5% of favfs's CPU copying small files).
     func path(_ file: String) -> String { directoryPath + "/" + file }
-    private let directoryPath: String
+    let directoryPath: String
 
     func localError(_ what: String, _ id: ItemIdentifier, _ err: Int32 = errno) -> ProviderError {
+        Self.localError(what, id, file: directory.path, err)
+    }
+
+    /// A failed call on the cache disk, for `id`, at `file` (a cache file or the cache folder).
+    static func localError(_ what: String, _ id: ItemIdentifier, file: String, _ err: Int32 = errno) -> ProviderError {
         // Past what the cache disk's file system holds (ext4: 16 TiB): the file is too large.
         ProviderError(err == ENOSPC ? .noSpace : err == EFBIG ? .tooLarge : .localIO,
                       path: id.rawValue,
-                      detail: "\(what) in cache \(directory.path): \(String(cString: strerror(err)))")
+                      detail: "\(what) in cache \(file): \(String(cString: strerror(err)))")
     }
 
     /// Opens (creating if needed) the content entry of `item` at `version`. Content cached for an
@@ -71,7 +76,7 @@ public final class ContentCache: Sendable {
 
     /// Records an entry `retainLocked` made, after the cache's lock is released.
     private func recordRetained(_ e: ContentEntry, _ id: ItemIdentifier) {
-        do { try saveRecord(e) } catch { log.warning("cannot record cache entry for \(id): \(error)") }
+        do { try e.saveRecord(to: store) } catch { log.warning("cannot record cache entry for \(id): \(error)") }
     }
 
     /// `retain` for background work that must not touch content in use: nil when the item has
@@ -145,7 +150,7 @@ public final class ContentCache: Sendable {
             // are downloaded again instead.
             ranges = CacheFileHoles.present(ranges, in: fd, size: item.size, margin: chunkSize)
         }
-        let e = ContentEntry(id: item.identifier, file: file, fd: fd, version: version, size: size,
+        let e = ContentEntry(id: item.identifier, file: file, path: path(file), fd: fd, version: version, size: size,
                              ranges: ranges, lastUsed: Date().timeIntervalSince1970, pinned: pinned)
         e.withLock { es in
             es.users = 1
@@ -176,7 +181,7 @@ public final class ContentCache: Sendable {
         while true {
             if saves < 2, e.withLock({ es in es.users == 1 && es.recordBehind }) {
                 saves += 1
-                do { try saveRecord(e) } catch { log.warning("cannot record cached ranges of \(e.id): \(error)"); saves = 2 }
+                do { try e.saveRecord(to: store) } catch { log.warning("cannot record cached ranges of \(e.id): \(error)"); saves = 2 }
             }
             let last: Bool? = table.withLock { t in
                 let outcome = e.withLock { es -> Bool? in

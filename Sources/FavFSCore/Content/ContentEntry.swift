@@ -6,6 +6,8 @@ import Foundation
 /// (`withLock`); the cache file's bytes are written by transfers directly.
 final class ContentEntry: Sendable {
     let file: String
+    /// The cache file's path, for errors that name it.
+    let path: String
     let fd: Int32
     /// Serialises writing this entry's record to the store: each write snapshots the ranges
     /// while holding it, so a slower save of an older snapshot never overwrites a newer one.
@@ -13,9 +15,10 @@ final class ContentEntry: Sendable {
     let saveLock = WitnessedLock("ContentEntry.saveLock", readsAllowed: true)
     private let state: Guarded<ContentEntryState>
 
-    init(id: ItemIdentifier, file: String, fd: Int32, version: String, size: Int64, ranges: ByteRangeSet,
+    init(id: ItemIdentifier, file: String, path: String, fd: Int32, version: String, size: Int64, ranges: ByteRangeSet,
          lastUsed: Double, pinned: Bool) {
         self.file = file
+        self.path = path
         self.fd = fd
         state = Guarded("ContentEntry.lock", ContentEntryState(id: id, version: version, size: size, ranges: ranges,
                                                                lastUsed: lastUsed, pinned: pinned))
@@ -44,6 +47,69 @@ final class ContentEntry: Sendable {
     }
 
     func endServing() { withLock { $0.serving -= 1 } }
+
+    // MARK: local changes
+
+    /// Writes `buffer` at `offset` into the cache file (the item is dirty); the bytes are present.
+    func write(at offset: Int64, _ buffer: UnsafeRawBufferPointer) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw fileError("cannot write")
+            }
+            done += n
+        }
+        withLock { es in
+            // A write past the end leaves a hole of zeros: part of the (local) content too.
+            es.ranges.insert(min(offset, es.size)..<offset + Int64(done))
+            es.size = max(es.size, offset + Int64(done))
+            es.lastUsed = Date().timeIntervalSince1970
+        }
+        return done
+    }
+
+    /// Truncates or extends the cache file; bytes past the old end are zeros, and present.
+    func setSize(_ size: Int64) throws {
+        guard ftruncate(fd, off_t(size)) == 0 else { throw fileError("cannot truncate") }
+        withLock { es in
+            if size > es.size { es.ranges.insert(es.size..<size) } else { es.ranges.clamp(to: size) }
+            es.size = size
+        }
+    }
+
+    /// A `recordLater` entry's record was written by the caller.
+    func markRecorded() {
+        withLock { es in es.recorded = true; es.savedBytes = es.ranges.count }
+    }
+
+    /// Writes the entry's current record to `store`. Concurrent downloads of one file each end
+    /// with a save; the snapshot is taken under `saveLock` so the last write is always the
+    /// newest state (an older snapshot saved last made a fully read file look partial after it
+    /// closed). A stale entry is not saved: its record was deleted and must stay deleted.
+    /// `item`, when given, is saved in the same transaction (its placeholder after a write).
+    /// SQLite's writer is taken before `saveLock` (the lock order): a rename's
+    /// `ContentCache.move` holds the writer while it takes the moved entries' `saveLock`s.
+    func saveRecord(to store: PlaceholderStore, with item: Item? = nil) throws {
+        try store.holdingWriter { _ in
+            try saveLock.withLock {
+                // Deleted (or replaced by a rename) while open: its record is gone and the name may
+                // be another item's now, whose record this must not overwrite.
+                guard let r = withLock({ es in es.stale || es.deleted ? nil : es.record(file: file) }) else {
+                    if let item { try store.upsert(item) }
+                    return
+                }
+                try store.saveContent(r, with: item)
+                withLock { es in es.savedBytes = r.ranges.count }
+            }
+        }
+    }
+
+    /// The error of a failed call on the cache file, named.
+    private func fileError(_ what: String, _ err: Int32 = errno) -> ProviderError {
+        ContentCache.localError(what, id, file: path, err)
+    }
 }
 
 /// What a `ContentEntry`'s lock guards.

@@ -208,10 +208,10 @@ final class Downloads: Sendable {
             // Off the cooperative pool: the write waits for SQLite's writer, which a large
             // listing being saved holds for up to a second, and readers' tasks need the pool.
             do {
-                try await BlockingWork.run { try self.cache.saveRecord(e) }
+                try await BlockingWork.run { try e.saveRecord(to: self.cache.store) }
             } catch where PlaceholderStore.isDiskFull(error) && eviction.evictForSpace(needed: 1 << 20, except: item.identifier,
                                                                                       for: "to record what was read of \(item.identifier)") > 0 {
-                do { try await BlockingWork.run { try self.cache.saveRecord(e) } }
+                do { try await BlockingWork.run { try e.saveRecord(to: self.cache.store) } }
                 catch { log.warning("cannot record cached ranges of \(item.identifier): \(error)") }
             } catch {
                 log.warning("cannot record cached ranges of \(item.identifier): \(error)")

@@ -16,6 +16,25 @@ public struct LostAndFound: Sendable {
         ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
     }
 
+    /// The files of the cache folder `folder` not in `known` (the names the records give) nor
+    /// `inUse`: an empty one (a crash between create and its first byte) is removed; any other
+    /// may be the only copy of something written here, so it is moved here, never deleted.
+    /// Returns how many files were handled.
+    func rescueUnknownFiles(in folder: String, known: Set<String>, inUse: (String) -> Bool) -> Int {
+        var handled = 0
+        let stamp = Self.stamp()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !known.contains(name) {
+            if inUse(name) { continue }
+            let path = folder + "/" + name
+            var st = stat()
+            guard lstat(path, &st) == 0 else { continue }
+            handled += 1
+            if st.st_size == 0 { unlink(path); continue }
+            takeUnknown(path, name: name, size: Int64(st.st_size), stamp: stamp)
+        }
+        return handled
+    }
+
     /// Moves the content file at `source` (`name` in the cache, `size` bytes), which no record
     /// names, here as `STAMP-content-NAME`, and says so in the log.
     func takeUnknown(_ source: String, name: String, size: Int64, stamp: String) {

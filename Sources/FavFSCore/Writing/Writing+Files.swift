@@ -12,7 +12,7 @@ extension Writing {
     /// reference model (`truncatingOpenNotRecordedUntilClose`).
     func markDirtyRecording(_ id: ItemIdentifier, _ entry: ContentEntry, through handle: OpenFile? = nil) throws {
         let unrecorded = entry.withLock { es in es.recorded || es.deleted || es.stale ? nil : es.record(file: entry.file) }
-        if try markDirty(id, content: unrecorded, through: handle), unrecorded != nil { content.recorded(entry) }
+        if try markDirty(id, content: unrecorded, through: handle), unrecorded != nil { entry.markRecorded() }
     }
 
     /// Creates a file (or opens an existing one truncated, unless `exclusive`).
@@ -47,7 +47,7 @@ extension Writing {
             throw error
         }
         if recorded {
-            content.recorded(entry)
+            entry.markRecorded()
             placeholders.setPlaceholder(item, persist: false)
         } else {
             placeholders.setPlaceholder(item)
@@ -72,7 +72,7 @@ extension Writing {
             if truncate {
                 try markDirtyRecording(id, entry)
                 writeBack.streamOutOfOrder(id, "the file was truncated")
-                try content.setSize(entry, 0)
+                try entry.setSize(0)
                 changeLanded(id)
                 touch(id, size: 0)
             } else if !wasDirty && item.size > 0 {
@@ -94,7 +94,7 @@ extension Writing {
         let (id, deleted, stale) = f.entry.withLock { es in (es.id, es.deleted, es.stale) }
         // Writes to a deleted file stay with the process that has it open (POSIX); they are
         // never uploaded.
-        if deleted { return try content.write(f.entry, offset: offset, buffer) }
+        if deleted { return try f.entry.write(at: offset, buffer) }
         if stale { throw supersededError(id) }
         // Gone at the remote and its name a folder now: nothing to bring back there; the writes
         // stay with the descriptor, as for a deleted file.
@@ -104,9 +104,9 @@ extension Writing {
         do {
             try markDirtyRecording(id, f.entry, through: f)
         } catch is NameIsNotAFileNow {
-            return try content.write(f.entry, offset: offset, buffer)
+            return try f.entry.write(at: offset, buffer)
         }
-        let n = try content.write(f.entry, offset: offset, buffer)
+        let n = try f.entry.write(at: offset, buffer)
         changeLanded(id)
         touch(id, size: f.entry.withLock { es in es.size })
         writeBack.streamAfterWrite(id, offset: offset, count: n, host: self)
@@ -139,7 +139,7 @@ extension Writing {
             guard f.writable else { throw error(.denied, id, "not open for writing") }
             let (deleted, stale) = f.entry.withLock { es in (es.deleted, es.stale) }
             if deleted {
-                try content.setSize(f.entry, size)
+                try f.entry.setSize(size)
                 return handles.orphanItem(id) ?? f.item
             }
             if stale { throw supersededError(file) }
@@ -147,11 +147,11 @@ extension Writing {
             do {
                 try markDirtyRecording(file, f.entry, through: f)
             } catch is NameIsNotAFileNow {
-                try content.setSize(f.entry, size)
+                try f.entry.setSize(size)
                 return f.item
             }
             writeBack.streamOutOfOrder(file, "the file was truncated or extended to \(size) bytes")
-            try content.setSize(f.entry, size)
+            try f.entry.setSize(size)
             changeLanded(file)
             touch(file, size: size)
             return placeholders.cachedItem(id) ?? f.item
