@@ -102,14 +102,16 @@ extension Writing {
         // Based on the placeholder's version now (an upload of ours may have committed a newer
         // version since this handle was opened) unless the remote changed under the handle.
         do {
-            try markDirtyRecording(id, f.entry, through: f)
+            _ = try markDirtyRecording(through: f)
         } catch is NameIsNotAFileNow {
             return try f.entry.write(at: offset, buffer)
         }
         let n = try f.entry.write(at: offset, buffer)
-        changeLanded(id)
-        touch(id, size: f.entry.withLock { es in es.size })
-        writeBack.streamAfterWrite(id, offset: offset, count: n, host: self)
+        // The name the content answers to now: a conflict copy's hand-over since the mark
+        // made it the copy's, whose upload must not count as covering these bytes.
+        let landed = changeLanded(in: f.entry)
+        touch(landed, size: f.entry.withLock { es in es.size })
+        writeBack.streamAfterWrite(landed, offset: offset, count: n, host: self)
         return n
     }
 
@@ -144,16 +146,17 @@ extension Writing {
             }
             if stale { throw supersededError(file) }
             try checkFileSize(file, size)
+            let marked: ItemIdentifier
             do {
-                try markDirtyRecording(file, f.entry, through: f)
+                marked = try markDirtyRecording(through: f)
             } catch is NameIsNotAFileNow {
                 try f.entry.setSize(size)
                 return f.item
             }
-            writeBack.streamOutOfOrder(file, "the file was truncated or extended to \(size) bytes")
+            writeBack.streamOutOfOrder(marked, "the file was truncated or extended to \(size) bytes")
             try f.entry.setSize(size)
-            changeLanded(file)
-            touch(file, size: size)
+            let landed = changeLanded(in: f.entry)
+            touch(landed, size: size)
             return placeholders.cachedItem(id) ?? f.item
         }
         guard let item = placeholders.cachedItem(id) else { throw error(.notFound, id, "no such item") }

@@ -90,14 +90,22 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
     /// back: its placeholder is written again with the journal row, based on the version the
     /// handle opened, so its upload finds that version gone and makes a conflict copy. When the
     /// name is a folder now, there is nothing to bring back: `NameIsNotAFileNow` is thrown and
-    /// the caller keeps the handle's writes with its descriptor, as a deleted file's.
+    /// the caller keeps the handle's writes with its descriptor, as a deleted file's. When the
+    /// handle's content answers to another name than `id` by now (its edit was handed to a
+    /// conflict copy after the caller read the name), nothing is marked: `ItemMovedMeanwhile`
+    /// names where it is, checked under the lock the hand-over takes.
     @discardableResult
     func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil,
                    content record: ContentRecord? = nil, through handle: OpenFile? = nil) throws -> Bool {
         var placeholder = placeholder
         var nameIsAFolder = false
+        var movedTo: ItemIdentifier?
         if let parent = id.parent { placeholders.preload(parent) }
         let (exists, base, rowToSave) = lock.withLock { s -> (Bool, String?, JournalEntry?) in
+            if let now = handle?.entry.id, now != id {
+                movedTo = now
+                return (true, nil, nil)
+            }
             guard case .dirty(let rowToSave) = s.dirty.changing(id) else {
                 if isNew { return (false, nil, nil) }
                 // Read under the lock an upload's commit sets the entry's new version under:
@@ -129,6 +137,7 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
             // an upload's commit (which deletes the row it answered): its row is saved.
             return (true, nil, rowToSave)
         }
+        if let movedTo { throw ItemMovedMeanwhile(now: movedTo) }
         if nameIsAFolder { throw NameIsNotAFileNow() }
         if let rowToSave { try store.saveJournal(rowToSave) }
         if exists { return false }
@@ -152,6 +161,33 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
     /// not count as covering this change.
     func changeLanded(_ id: ItemIdentifier) {
         lock.withLock { s in s.dirty.landed(id) }
+    }
+
+    /// `changeLanded` for the item `entry` is the content of now, read under the same lock
+    /// (a conflict copy's hand-over may have moved it since the change was marked). Returns it.
+    @discardableResult
+    func changeLanded(in entry: ContentEntry) -> ItemIdentifier {
+        lock.withLock { s in
+            let id = entry.id
+            s.dirty.landed(id)
+            return id
+        }
+    }
+
+    /// `markDirtyRecording` through `handle`, under the name its content answers to when the
+    /// change is marked: read again when it moved meanwhile (a conflict copy's hand-over, or
+    /// a rename, between reading the name and marking it). Returns that name.
+    func markDirtyRecording(through handle: OpenFile) throws -> ItemIdentifier {
+        var id = handle.entry.id
+        for _ in 0..<8 {
+            do {
+                try markDirtyRecording(id, handle.entry, through: handle)
+                return id
+            } catch let moved as ItemMovedMeanwhile {
+                id = moved.now
+            }
+        }
+        throw error(.localIO, id, "the file kept being renamed while written to")
     }
 
     func isDirty(_ id: ItemIdentifier) -> Bool { lock.withLock { s in s.dirty.isDirty(id) } }
@@ -243,3 +279,8 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
 
 /// `markDirty` through a handle whose file is gone at the remote and whose name is a folder now.
 struct NameIsNotAFileNow: Error {}
+
+/// The content a handle writes answers to another name now (`Writing.markDirty`).
+struct ItemMovedMeanwhile: Error {
+    let now: ItemIdentifier
+}
