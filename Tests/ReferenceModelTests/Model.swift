@@ -253,7 +253,8 @@ struct RefModel {
         } else {
             local[p]!.content = c; local[p]!.failed = false; local[p]!.refused = false
         }
-        for k in attached(p) { handles[k]!.content = c }
+        // A handle superseded by a newer open keeps what it had: its reads answer ESTALE.
+        for k in attached(p) where !handles[k]!.supersededBehind { handles[k]!.content = c }
     }
 
     var orphanGroups = 0
