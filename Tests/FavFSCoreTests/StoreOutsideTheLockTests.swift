@@ -218,6 +218,35 @@ final class StoreOutsideTheLockTests: XCTestCase {
         store.close()
     }
 
+    /// `preload` keeps a folder read only if no write that may change placeholders ended
+    /// meanwhile: content records, journal rows and pins do not count (a busy download made it
+    /// give up and read under `Domain.lock`), placeholders do, on the held writer too.
+    func testOnlyWritesThatMayChangePlaceholdersCountForPreload() throws {
+        let f = try LocalFixture()
+        let store = try PlaceholderStore(path: f.cacheDir.appendingPathComponent("c.sqlite").path)
+        let id = ItemIdentifier("/a")
+        let item = Item(identifier: id, kind: .file, size: 1, version: "v1")
+        var count = store.placeholderWrites
+        try store.saveContent(ContentRecord(id: id, file: "1", version: "v1", size: 1, ranges: ByteRangeSet(), lastUsed: 0, pinned: false))
+        try store.saveJournal(JournalEntry(id: id, baseVersion: nil, isNew: true, since: 1))
+        try store.deleteJournal(id)
+        try store.addPin(id)
+        try store.deleteContent(id)
+        XCTAssertEqual(store.placeholderWrites, count, "writes that change no placeholder")
+        try store.upsert(item)
+        XCTAssertEqual(store.placeholderWrites, count + 1)
+        count = store.placeholderWrites
+        try store.holdingWriter { _ in try store.deleteJournal(id) }
+        XCTAssertEqual(store.placeholderWrites, count, "a held writer's transaction without placeholders")
+        try store.holdingWriter { w in
+            try store.upsert(item)
+            try w.commit()
+            XCTAssertEqual(store.placeholderWrites, count + 1, "counted at the commit")
+        }
+        XCTAssertEqual(store.placeholderWrites, count + 1, "counted once")
+        store.close()
+    }
+
     /// The witness checks the content cache's lock for writes; reads under it are fine.
     func testTheWitnessSeesAStoreWriteUnderTheContentCachesLock() throws {
         let f = try LocalFixture()

@@ -92,6 +92,8 @@ final class ContentEntry: Sendable {
     /// SQLite's writer is taken before `saveLock` (the lock order): a rename's
     /// `ContentCache.move` holds the writer while it takes the moved entries' `saveLock`s.
     func saveRecord(to store: PlaceholderStore, with item: Item? = nil) throws {
+        // Nothing to write (and no writer to wait for): `stale` and `deleted` are never unset.
+        if item == nil, withLock({ es in es.stale || es.deleted }) { return }
         try store.holdingWriter { _ in
             try saveLock.withLock {
                 // Deleted (or replaced by a rename) while open: its record is gone and the name may
