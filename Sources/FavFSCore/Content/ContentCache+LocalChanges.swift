@@ -99,6 +99,23 @@ extension ContentCache {
         if let file = beginRemoving(id, atTheRemote: atTheRemote) { deleteGoingRecord(id, file: file) }
     }
 
+    /// `remove` for a caller holding SQLite's writer (`PlaceholderStore.holdingWriter`): the
+    /// record's delete joins the caller's transaction. The mark that keeps an open from taking
+    /// the record (`recordsGoing`) stays until `endRemoving`, which the caller makes after its
+    /// commit: cleared before, an open of the name would read the committed record, naming the
+    /// unlinked file. Returns whether `endRemoving` is owed.
+    func removeInHeldTransaction(_ id: ItemIdentifier) -> Bool {
+        guard let file = beginRemoving(id, atTheRemote: false) else { return false }
+        unlink(path(file))
+        try? store.deleteContent(id, file: file)
+        return true
+    }
+
+    /// Ends `removeInHeldTransaction` once its transaction committed (or failed).
+    func endRemoving(_ id: ItemIdentifier) {
+        table.withLock { t in _ = t.recordsGoing.remove(id) }
+    }
+
     /// `remove`'s first step, under the lock: the open entries of `id` are forgotten and its
     /// record marked going; returns the cache file the record names, for `deleteGoingRecord`.
     /// `atTheRemote`: nothing happens (nil) when `id` is open or has a journal row, both checked

@@ -116,6 +116,12 @@ final class Placeholders: Sendable {
     /// Forgets placeholders at and below `id` (it is gone at the remote).
     func forgetSubtree(_ id: ItemIdentifier) {
         try? store.removeSubtree(id)
+        forgetNames(id)
+    }
+
+    /// `forgetSubtree`'s memory half, for a caller that deleted the rows in its own
+    /// transaction (`PlaceholderStore.holdingWriter`) and committed it.
+    func forgetNames(_ id: ItemIdentifier) {
         lock.withLock { s in s.namespace.removeName(id) }
     }
 

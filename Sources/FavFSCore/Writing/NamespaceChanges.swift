@@ -108,9 +108,21 @@ final class NamespaceChanges: Sendable, ReportsRemoteErrors {
                 throw error
             }
         }
-        try? store.deleteJournal(id)
-        content.remove(id)
-        placeholders.forgetSubtree(id)
+        // The journal row, the content record and the placeholder in one store transaction:
+        // sqlite deletes its rollback journal at every commit, and three transactions waited
+        // for SQLite's writer three times (behind the close's record save).
+        var endRemoving = false
+        do {
+            try store.holdingWriter { _ in
+                try? store.deleteJournal(id)
+                endRemoving = content.removeInHeldTransaction(id)
+                try? store.removeSubtree(id)
+            }
+        } catch {
+            log.warning("\(id): deleted, but the store could not record it (\(error)); the next listing tells again")
+        }
+        if endRemoving { content.endRemoving(id) }
+        placeholders.forgetNames(id)
         pinning.drop(id)
         writing.folderChanged(parent)
         for waiter in state?.waiters ?? [] { waiter.resume() }
