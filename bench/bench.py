@@ -9,6 +9,7 @@ Reports medians and ratios; never judges them. Exits non-zero only when a tool f
 (a mount did not come up, a reader died, the server did not start).
 """
 import argparse
+import dataclasses
 import atexit
 import datetime
 import os
@@ -54,6 +55,9 @@ def parse_args(argv):
                         "beside favfs in the same run, wherever favfs is (ratio favfs/favfs-base)")
     p.add_argument("--timeout", type=int, default=600, help="seconds any one command may take (default 600)")
     p.add_argument("--results", default=os.path.join(HERE, "results"), help="where JSON and latest.md go")
+    p.add_argument("--listings", default="",
+                   help="more listing folders, entries each, comma-separated (e.g. 1000000: the million-entry "
+                        "folder, cases ls_cold_list-1000000 and ls_remount_list-1000000; generated once)")
     p.add_argument("--list", action="store_true", help="list the cases of the chosen scale and exit")
     p.add_argument("--prepare", action="store_true", help="generate the data of the chosen scale and exit")
     return p.parse_args(argv)
@@ -131,6 +135,9 @@ def main(argv):
     if os.geteuid() != 0:
         sys.exit("bench: run as root (dropping page caches and mounting need it)")
     scale = SCALES["quick" if args.quick else "full"]
+    extra = [int(n) for n in args.listings.split(",") if n.strip()]
+    if extra:
+        scale = dataclasses.replace(scale, list_counts=scale.list_counts + [n for n in extra if n not in scale.list_counts])
     ds = DataSet(args.workdir, scale)
     all_cases = casemod.all_cases(ds)
     if args.list:

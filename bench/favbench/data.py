@@ -110,7 +110,7 @@ def _random_file(path, size):
 def _empty_files(path, count):
     os.makedirs(path)
     for i in range(count):
-        open(os.path.join(path, f"f{i:06d}"), "w").close()
+        open(os.path.join(path, f"f{i:07d}" if count > 1000000 else f"f{i:06d}"), "w").close()
 
 
 def _small_files(path, count):

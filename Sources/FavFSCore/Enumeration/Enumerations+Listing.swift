@@ -37,9 +37,12 @@ extension Enumerations {
             }
             // A folder gone at the remote that holds changes not uploaded yet stays (their
             // upload makes it again); a file another client put at its name wins.
-            let listed = Set(items.map(\.name))
-            for name in s.dirty.folderNames(holdingChangesIn: folder) where !listed.contains(name) {
-                if let kept = loadedState(&s, folder)?[name], kept.kind == .folder { items.append(kept) }
+            let holding = s.dirty.folderNames(holdingChangesIn: folder)
+            if !holding.isEmpty {
+                let listed = Set(items.map(\.name))
+                for name in holding where !listed.contains(name) {
+                    if let kept = loadedState(&s, folder)?[name], kept.kind == .folder { items.append(kept) }
+                }
             }
             items = overlayChanges(&s, items, in: folder, since: since)
             if s.namespace.keepsTimes { items = items.map { s.namespace.withKeptTime($0) } }
@@ -47,7 +50,11 @@ extension Enumerations {
                 let before = loadedState(&s, folder), now = Domain.now
                 items = items.map { Placeholders.withFirstSeenTime($0, before: before?[$0.name], now: now) }
             }
-            var state = FolderState(folder: folder, items: items, listedAt: listedAt)
+            // Handed over, not shared: sorted in place, one array in memory, which the save
+            // below takes too (`state.items`).
+            let merged = items
+            items = []
+            var state = FolderState(folder: folder, items: consume merged, listedAt: listedAt)
             state.verified = true
             state.listingSeconds = Date().timeIntervalSince(started)
             // Child folders that vanished or changed kind: forget their loaded listings.
@@ -61,7 +68,7 @@ extension Enumerations {
             s.namespace[folder] = state
             return (state, s.namespace.changeSequence, previous)
         }
-        saveListing(folder, folderItem, items, listedAt: listedAt, mergedAt: mergedAt, fetched: fetched.timeIntervalSince(started))
+        saveListing(folder, folderItem, state.items, listedAt: listedAt, mergedAt: mergedAt, fetched: fetched.timeIntervalSince(started))
         (provider as? any FolderWatchingProvider)?.watch(folder)
         if let previous, previous.listedAt != nil {
             host.applyRemoteChanges(RemoteChange.diff(old: previous.items, new: state.items), in: state)

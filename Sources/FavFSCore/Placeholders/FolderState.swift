@@ -20,7 +20,7 @@ struct FolderState: Sendable {
     /// `items` in any order; of two items with one name, the first wins.
     init(folder: ItemIdentifier, items: consuming [Item], listedAt: Double?) {
         self.folder = folder
-        var sorted = items
+        var sorted = consume items
         // Stable: the first of equal names stays first, and is the one kept.
         sorted.sort { $0.identifier.rawValue < $1.identifier.rawValue }
         var kept = 0

@@ -108,7 +108,9 @@ extension Provider {
         var page: Page? = nil
         repeat {
             let p = try await enumerateItems(in: folder, page: page)
-            items += p.items
+            // The first page is taken as it is: appended to an empty array it was copied, and
+            // a listing of a million entries held twice (about 90 MB each).
+            if items.isEmpty { items = p.items } else { items += p.items }
             page = p.nextPage
         } while page != nil
         return items
