@@ -168,7 +168,8 @@ final class Bridge: @unchecked Sendable {
             } else {
                 item = items[index - 2]
                 name = item!.name
-                st = attributes.stat(of: item!, inode: inodes.existing(item!.identifier) ?? UInt64(0xffff_ffff))
+                // readdirplus sends the entry's own attributes (`entry(for:)`), not these.
+                if !plus { st = attributes.stat(of: item!, inode: inodes.existing(item!.identifier) ?? UInt64(0xffff_ffff)) }
             }
             let remaining = size - used
             let needed: Int = name.withCString { cname in

@@ -7,6 +7,19 @@ import FavFSCore
 final class MultistatusTests: XCTestCase {
     private func parse(_ xml: String) throws -> [DAVResource] { try Multistatus.parse(Data(xml.utf8)) }
 
+    /// Status lines as servers write them, read from their bytes: the code is the second word.
+    func testStatusLines() {
+        let lines: [(String, Int?)] = [
+            ("HTTP/1.1 200 OK", 200), ("\n   HTTP/1.1 404 Not Found\n  ", 404), ("HTTP/1.1  207  Multi-Status", 207),
+            ("\tHTTP/1.0 500", 500), ("HTTP/1.1", nil), ("", nil), ("   ", nil), ("HTTP/1.1 2OO OK", nil),
+            ("HTTP/1.1\t200 OK", nil),
+        ]
+        for (line, code) in lines {
+            XCTAssertEqual(Multistatus.statusCode(line), code, line.debugDescription)
+            XCTAssertEqual(Multistatus.statusCode(utf8: Array(line.utf8)), code, line.debugDescription)
+        }
+    }
+
     func testApacheShapeWithLp1PrefixesAnd404Propstat() throws {
         let xml = """
         <?xml version="1.0" encoding="utf-8"?>

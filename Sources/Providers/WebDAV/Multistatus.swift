@@ -51,9 +51,20 @@ enum Multistatus {
     }
 
     /// `HTTP/1.1 200 OK` → 200.
-    static func statusCode(_ line: String) -> Int? {
-        let parts = line.trimmingWhitespace().split(separator: " ")
-        guard parts.count >= 2 else { return nil }
-        return Int(parts[1])
+    static func statusCode(_ line: String) -> Int? { statusCode(utf8: Array(line.utf8)) }
+
+    /// `statusCode` of a line's UTF-8 bytes, read in place: one per response or propstat of
+    /// a listing (a million of them for a folder of a million entries).
+    static func statusCode(utf8 line: [UInt8]) -> Int? {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        guard let first = line.firstIndex(where: { !isSpace($0) }), let last = line.lastIndex(where: { !isSpace($0) }) else { return nil }
+        // The second of the words the trimmed line has between spaces.
+        var i = first
+        while i <= last && line[i] != 0x20 { i += 1 }
+        while i <= last && line[i] == 0x20 { i += 1 }
+        guard i <= last else { return nil }
+        var end = i
+        while end <= last && line[end] != 0x20 { end += 1 }
+        return Int(String(decoding: line[i..<end], as: UTF8.self))
     }
 }

@@ -169,9 +169,9 @@ final class MultistatusReader {
             current?.href = value()
             hrefSeen = true
         case .status where parent == .response:
-            current?.status = Multistatus.statusCode(value())
+            current?.status = Multistatus.statusCode(utf8: text)
         case .status where parent == .propstat:
-            propstatStatus = Multistatus.statusCode(value())
+            propstatStatus = Multistatus.statusCode(utf8: text)
         case .getcontentlength where inProp: pending.contentLength = value()
         case .getlastmodified where inProp: pending.lastModified = value()
         case .getetag where inProp: pending.etag = value()
