@@ -27,6 +27,38 @@ final class ReplacedContentRaceTests: XCTestCase {
         FileManager.default.contents(atPath: content.directory.appendingPathComponent(file).path)
     }
 
+    /// An unlink deletes the content record in one store transaction with the journal row and
+    /// the placeholder (`removeInHeldTransaction`). Until that commits, other threads still
+    /// read the record, which names the unlinked cache file: a file created at the name
+    /// meanwhile must not take it (its content would sit in a file whose record the commit
+    /// then deletes). The mark that says so (`recordsGoing`) holds until `endRemoving`.
+    func testAFileCreatedWhileAnUnlinkCommitsGetsACacheFileOfItsOwn() throws {
+        let f = try LocalFixture()
+        let (store, content) = try cache(f)
+        defer { store.close() }
+        let id = ItemIdentifier("/journal")
+        let old = try dirtyFile(content, store, id, Data("the deleted file".utf8))
+        let created = Item(identifier: id, kind: .file, size: 0, modified: 2)
+        let opened = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var entry: ContentEntry?
+        var done = false
+        try store.holdingWriter { _ in
+            XCTAssertTrue(content.removeInHeldTransaction(id))
+            // Another thread, as a FUSE create is: it reads the store outside this transaction.
+            Thread.detachNewThread {
+                entry = try? content.retain(item: created, version: "here", asHandle: true, local: true)
+                opened.signal()
+            }
+            // It may wait for the writer (a record save) once it chose its file: not here.
+            done = opened.wait(timeout: .now() + 2) == .success
+        }
+        content.endRemoving(id)
+        if !done { opened.wait() }
+        let e = try XCTUnwrap(entry)
+        XCTAssertNotEqual(e.file, old, "a file created during the unlink's transaction took the deleted file's cache file")
+        content.release(e, asHandle: true)
+    }
+
     /// An open that read the name's item before a changed file was renamed onto it retains
     /// with the old item's version: the renamed content is what it gets, never emptied.
     func testAnOpenWithAnOutdatedItemKeepsContentChangedHere() throws {

@@ -36,8 +36,19 @@ extension ContentCache {
     /// record's delete may fail, and the unlink is what frees the space. A rename's `move`
     /// meanwhile does not carry the record to the new name (see `move`).
     func deleteGoingRecord(_ id: ItemIdentifier, file: String) {
+        deleteFileAndRecord(id, file: file)
+        endRemoving(id)
+    }
+
+    /// `deleteGoingRecord` without clearing the mark (`endRemoving` does).
+    func deleteFileAndRecord(_ id: ItemIdentifier, file: String) {
         unlink(path(file))
         try? store.deleteContent(id, file: file)
+    }
+
+    /// The record of `id` marked in `recordsGoing` is deleted (or its delete failed): an
+    /// open may read the store for it again.
+    func endRemoving(_ id: ItemIdentifier) {
         table.withLock { t in _ = t.recordsGoing.remove(id) }
     }
 

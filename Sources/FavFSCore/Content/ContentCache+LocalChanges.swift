@@ -106,14 +106,8 @@ extension ContentCache {
     /// unlinked file. Returns whether `endRemoving` is owed.
     func removeInHeldTransaction(_ id: ItemIdentifier) -> Bool {
         guard let file = beginRemoving(id, atTheRemote: false) else { return false }
-        unlink(path(file))
-        try? store.deleteContent(id, file: file)
+        deleteFileAndRecord(id, file: file)
         return true
-    }
-
-    /// Ends `removeInHeldTransaction` once its transaction committed (or failed).
-    func endRemoving(_ id: ItemIdentifier) {
-        table.withLock { t in _ = t.recordsGoing.remove(id) }
     }
 
     /// `remove`'s first step, under the lock: the open entries of `id` are forgotten and its

@@ -50,11 +50,8 @@ enum Multistatus {
         }
     }
 
-    /// `HTTP/1.1 200 OK` → 200.
-    static func statusCode(_ line: String) -> Int? { statusCode(utf8: Array(line.utf8)) }
-
-    /// `statusCode` of a line's UTF-8 bytes, read in place: one per response or propstat of
-    /// a listing (a million of them for a folder of a million entries).
+    /// `HTTP/1.1 200 OK` → 200, read from the line's UTF-8 bytes in place: one per response or
+    /// propstat of a listing (a million of them for a folder of a million entries).
     static func statusCode(utf8 line: [UInt8]) -> Int? {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         guard let first = line.firstIndex(where: { !isSpace($0) }), let last = line.lastIndex(where: { !isSpace($0) }) else { return nil }
