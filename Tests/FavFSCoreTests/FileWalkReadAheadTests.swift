@@ -65,6 +65,31 @@ final class FileWalkReadAheadTests: XCTestCase {
         XCTAssertEqual(reads(f, "f.bin"), 1)
     }
 
+    /// A walk's files come one after another, the opened one first (its reader's reads and the
+    /// walk share its transfer): one connection, where each new one may cost a login (FTP).
+    func testAWalkFetchesOneFileAtATime() async throws {
+        let f = try LocalFixture()
+        let names = (0..<8).map { "f\($0).bin" }
+        var data: [String: Data] = [:]
+        for (i, name) in names.enumerated() {
+            data[name] = randomData(200 << 10, seed: UInt64(i))
+            try f.write(name, data[name]!)
+        }
+        // Each read waits first, as a server's answer does: transfers that overlap show.
+        f.provider.delay = 30_000_000
+        let d = try f.makeDomain()
+        _ = try await d.children(of: .rootContainer)
+        for name in names {
+            let got = try await read(d, name)
+            XCTAssertEqual(got, data[name], name)
+        }
+        XCTAssertEqual(f.provider.mostFilesReadAtOnce, 1, "files of one walk were fetched side by side")
+        for name in names {
+            let fetched = f.provider.reads.filter { $0.0 == "/" + name }.reduce(0) { $0 + $1.1.count }
+            XCTAssertEqual(fetched, 200 << 10, "\(name): bytes fetched twice, or not at all")
+        }
+    }
+
     func testReadingOnlyTheStartOfEachFileFetchesNothingAhead() async throws {
         let f = try LocalFixture()
         for (i, name) in ["a.bin", "b.bin", "c.bin", "d.bin"].enumerated() { try f.write(name, randomData(2 << 20, seed: UInt64(i))) }

@@ -56,6 +56,9 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     let inner: any Provider
     private let lock = NSLock()
     private var _reads: [(String, Range<Int64>)] = []
+    /// Per file, the reads running now; and the most files read at once so far.
+    private var _readsRunning: [String: Int] = [:]
+    private var _mostFilesReadAtOnce = 0
     private var _enumerated: [ItemIdentifier] = []
     /// Nanoseconds each read waits first; only reads from `delayFrom` on, when that is set.
     var delay: UInt64 = 0
@@ -73,6 +76,8 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     var extraCapabilities: ProviderCapabilities = []
     var capabilities: ProviderCapabilities { inner.capabilities.union(extraCapabilities) }
     var reads: [(String, Range<Int64>)] { lock.withLock { _reads } }
+    /// The most distinct files that had a read running at the same time.
+    var mostFilesReadAtOnce: Int { lock.withLock { _mostFilesReadAtOnce } }
     var enumerations: Int { lock.withLock { _enumerated.count } }
     func enumerations(of folder: ItemIdentifier) -> Int { lock.withLock { _enumerated.filter { $0 == folder }.count } }
 
@@ -94,7 +99,18 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     var dropsTimes = false
     private static func withoutTime(_ item: Item) -> Item { var item = item; item.modifiedTime = nil; return item }
     func readContents(of item: Item, range: Range<Int64>, into sink: ContentSink) async throws -> Range<Int64> {
-        lock.withLock { _reads.append((item.identifier.rawValue, range)) }
+        let path = item.identifier.rawValue
+        lock.withLock {
+            _reads.append((path, range))
+            _readsRunning[path, default: 0] += 1
+            _mostFilesReadAtOnce = max(_mostFilesReadAtOnce, _readsRunning.count)
+        }
+        defer {
+            lock.withLock {
+                _readsRunning[path]! -= 1
+                if _readsRunning[path] == 0 { _readsRunning[path] = nil }
+            }
+        }
         if delay > 0 && range.lowerBound >= delayFrom { try await Task.sleep(nanoseconds: delay) }
         return try await inner.readContents(of: item, range: range, into: sink)
     }

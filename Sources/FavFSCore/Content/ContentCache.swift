@@ -171,6 +171,21 @@ public final class ContentCache: Sendable {
     /// Keeps an entry's file open for background work; balance with `release(_, asHandle: false)`.
     func hold(_ e: ContentEntry) { e.withLock { es in es.users += 1 } }
 
+    /// Holds `e` (as `hold`) if it is still the entry of its item and in use, so its file is
+    /// open; false when it was let go or replaced meanwhile. Under the cache's lock, which the
+    /// last `release` takes to close the file.
+    func holdIfInUse(_ e: ContentEntry) -> Bool {
+        table.withLock { t in
+            let id = e.withLock { es in es.id }
+            guard t.entries[id] === e else { return false }
+            return e.withLock { es in
+                guard es.users > 0, !es.stale, !es.deleted else { return false }
+                es.users += 1
+                return true
+            }
+        }
+    }
+
     /// Gives back what `retain` took; the file closes when nothing uses it.
     func release(_ e: ContentEntry, asHandle: Bool) {
         // The store must hold what is on disk before the entry goes (the next open and the

@@ -6,7 +6,14 @@ import Logging
 /// while it reads this one, instead of waiting at each open for a transfer to start and end.
 /// It starts only once a file was read to its end and the program opened the next one in name
 /// order, and fetches small files only, whole (a larger file has read-ahead within it).
-/// Nothing is fetched for a file that is open, changed here, or already here.
+/// Nothing is fetched for a file that is changed here or already here, nor for one a writer
+/// has open.
+///
+/// A folder's walk is fetched by one task, one file after another, the file just opened first
+/// (its reader's reads and the walk share that transfer): one connection at a time. A task
+/// per open ran two or three transfers side by side, and where each connection logs in anew
+/// (FTP, with vsftpd's PAM hashing the password for tens of milliseconds) the reader waited
+/// for those logins instead of for the bytes.
 final class FileWalkReadAhead: Sendable {
     /// How many files after the one opened are fetched.
     static let depth = 2
@@ -21,22 +28,27 @@ final class FileWalkReadAhead: Sendable {
     private struct State {
         /// Per folder, the last file of it read to its end.
         var readToEnd: [ItemIdentifier: String] = [:]
-        /// The files being fetched ahead now.
+        /// The files queued or being fetched ahead now.
         var fetching: Set<ItemIdentifier> = []
+        /// Per folder whose walk task runs: the files it fetches next, in order.
+        var queued: [ItemIdentifier: [Item]] = [:]
     }
 
     private let state = Guarded("FileWalkReadAhead", State())
     private let placeholders: Placeholders
     private let content: ContentCache
     private let downloads: Downloads
+    private let handles: HandleTable
     private let provider: any Provider
     private let tasks: OwnedTasks
     private let log = Logger(label: "favfs.domain")
 
-    init(placeholders: Placeholders, content: ContentCache, downloads: Downloads, provider: any Provider, tasks: OwnedTasks) {
+    init(placeholders: Placeholders, content: ContentCache, downloads: Downloads, handles: HandleTable,
+         provider: any Provider, tasks: OwnedTasks) {
         self.placeholders = placeholders
         self.content = content
         self.downloads = downloads
+        self.handles = handles
         self.provider = provider
         self.tasks = tasks
     }
@@ -51,33 +63,62 @@ final class FileWalkReadAhead: Sendable {
     }
 
     /// `item` was opened for reading: when the file before it in name order was the last one
-    /// read to its end there, the files after it are fetched. Memory only on the caller's
-    /// thread (the folder's listing as loaded); the checks that read the store and the
+    /// read to its end there, it and the files after it are fetched. Memory only on the
+    /// caller's thread (the folder's listing as loaded); the checks that read the store and the
     /// transfers run in the background.
     func opened(_ item: Item) {
         let id = item.identifier
         guard let parent = id.parent, let last = state.withLock({ $0.readToEnd[parent] }) else { return }
-        let next = placeholders.lock.withLock { s -> [Item] in
+        let files = placeholders.lock.withLock { s -> [Item] in
             guard let folder = s.namespace[parent], let i = folder.index(of: id.name) else { return [] }
             let items = folder.items
             guard let before = items[..<i].last(where: { $0.kind == .file }), before.identifier.name == last else { return [] }
-            return items[(i + 1)...].prefix(Self.lookAt)
-                .filter { $0.kind == .file && $0.size > 0 && $0.size <= Self.largestFile && s.dirty[$0.identifier] == nil }
-                .prefix(Self.depth).map { $0 }
+            let next = items[(i + 1)...].prefix(Self.lookAt)
+                .filter { Self.fetchable($0) && s.dirty[$0.identifier] == nil }
+                .prefix(Self.depth)
+            return (Self.fetchable(item) && s.dirty[id] == nil ? [item] : []) + next
         }
-        let claimed = state.withLock { s in next.filter { s.fetching.insert($0.identifier).inserted } }
-        guard !claimed.isEmpty else { return }
-        // One after the other, in order: the next file first, on one connection more.
+        let startTask = state.withLock { s -> Bool in
+            let claimed = files.filter { s.fetching.insert($0.identifier).inserted }
+            guard !claimed.isEmpty else { return false }
+            if s.queued[parent] != nil {
+                s.queued[parent]!.append(contentsOf: claimed)
+                return false
+            }
+            s.queued[parent] = claimed
+            return true
+        }
+        guard startTask else { return }
         let started = tasks.start(priority: .utility) { [self] in
-            for candidate in claimed {
-                if !Task.isCancelled { await fetch(candidate) }
-                state.withLock { _ = $0.fetching.remove(candidate.identifier) }
+            while let next = nextFile(in: parent) {
+                if !Task.isCancelled { await fetch(next) }
+                state.withLock { _ = $0.fetching.remove(next.identifier) }
             }
         }
-        if !started { state.withLock { s in for c in claimed { s.fetching.remove(c.identifier) } } }
+        if !started {
+            state.withLock { s in
+                for f in s.queued.removeValue(forKey: parent) ?? [] { s.fetching.remove(f.identifier) }
+            }
+        }
     }
 
-    /// Fetches the whole of `item` unless it is here already, open, or changed here meanwhile.
+    private static func fetchable(_ item: Item) -> Bool { item.kind == .file && item.size > 0 && item.size <= largestFile }
+
+    /// The next file of `parent`'s walk; nil, and the walk's task ends, when none is queued.
+    private func nextFile(in parent: ItemIdentifier) -> Item? {
+        state.withLock { s in
+            guard var queue = s.queued[parent], !queue.isEmpty else {
+                s.queued[parent] = nil
+                return nil
+            }
+            let item = queue.removeFirst()
+            s.queued[parent] = queue
+            return item
+        }
+    }
+
+    /// Fetches the whole of `item` unless it is here already, changed here meanwhile, or open
+    /// for writing.
     private func fetch(_ item: Item) async {
         let id = item.identifier
         let version = Domain.contentVersion(item)
@@ -85,13 +126,20 @@ final class FileWalkReadAhead: Sendable {
         // Changed here since the listing was read: its cache file is the only copy, not ours to fill.
         let (now, dirty) = placeholders.snapshot(id)
         guard !dirty, let now, now.kind == .file, Domain.contentVersion(now) == version else { return }
-        // Only an entry nobody uses: an open one (a reader's, a writer's) is left alone.
-        guard let entry = content.retainIfUnused(item: item, version: version) else { return }
+        // An entry nobody uses, or one only readers have open (the walk's reader among them: the
+        // reads wait for this transfer, or this one for theirs). A writer's is left alone.
+        guard let entry = content.retainIfUnused(item: item, version: version) ?? readersEntry(id, version: version) else { return }
         defer { content.release(entry, asHandle: false) }
         do {
             try await downloads.provide(entry, item: item, range: 0..<item.size, prefetch: nil, provider: provider)
         } catch {
             log.debug("reading ahead of a walk: \(id) not fetched: \(error)")
         }
+    }
+
+    /// The entry of `id` at `version` held, when open handles use it and none of them writes.
+    private func readersEntry(_ id: ItemIdentifier, version: String) -> ContentEntry? {
+        guard let e = content.openEntry(id), e.withLock({ $0.version == version }), !handles.hasWriter(of: e) else { return nil }
+        return content.holdIfInUse(e) ? e : nil
     }
 }

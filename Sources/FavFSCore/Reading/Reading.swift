@@ -36,7 +36,7 @@ final class Reading: Sendable, ReportsRemoteErrors {
         self.tasks = tasks
         self.workingSet = workingSet
         walkAhead = FileWalkReadAhead(placeholders: placeholders, content: content, downloads: downloads,
-                                      provider: provider, tasks: tasks)
+                                      handles: handles, provider: provider, tasks: tasks)
     }
 
     /// Opens a file for reading. No network: content is fetched by reads. `keepCache` tells the
