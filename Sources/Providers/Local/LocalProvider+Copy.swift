@@ -28,7 +28,7 @@ extension LocalProvider: ServerSideCopyProvider {
             defer { close(output) }
             var done: Int64 = 0
             while done < Int64(st.st_size) {
-                let n = Self.copyChunk(input, output, at: done, max: Int(min(Int64(st.st_size) - done, 1 << 30)))
+                let n = FileCopy.chunk(input, output, at: done, max: Int(min(Int64(st.st_size) - done, 1 << 30)))
                 if n < 0 {
                     if errno == EINTR { continue }
                     throw failure(destination, "cannot copy")
@@ -46,29 +46,4 @@ extension LocalProvider: ServerSideCopyProvider {
         unlink(temp)
         return try await self.item(for: destination)
     }
-
-    /// Copies up to `max` bytes at `offset` of `input` to the same offset of `output`: with the
-    /// kernel's copy_file_range (glibc has it; Swift's Glibc module does not declare it, so it is
-    /// looked up once), else, where the file system refuses it, through a buffer.
-    private static func copyChunk(_ input: Int32, _ output: Int32, at offset: Int64, max: Int) -> Int {
-        if let copyFileRange {
-            var inOff = offset, outOff = offset
-            let n = copyFileRange(input, &inOff, output, &outOff, max, 0)
-            if n >= 0 || ![EXDEV, ENOSYS, EOPNOTSUPP, EINVAL].contains(errno) { return n }
-        }
-        var buffer = [UInt8](repeating: 0, count: Swift.min(max, 1 << 20))
-        let n = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, $0.count, off_t(offset)) }
-        guard n > 0 else { return n }
-        var written = 0
-        while written < n {
-            let w = buffer.withUnsafeBytes { pwrite(output, $0.baseAddress! + written, n - written, off_t(offset) + off_t(written)) }
-            if w < 0 { if errno == EINTR { continue }; return -1 }
-            written += w
-        }
-        return n
-    }
-
-    private typealias CopyFileRange = @convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32) -> Int
-    private static let copyFileRange: CopyFileRange? =
-        dlsym(nil, "copy_file_range").map { unsafeBitCast($0, to: CopyFileRange.self) }
 }

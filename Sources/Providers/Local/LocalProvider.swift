@@ -88,18 +88,13 @@ public final class LocalProvider: Provider {
         }
         let end = min(range.upperBound, Int64(st.st_size))
         var off = range.lowerBound
-        var buf = [UInt8](repeating: 0, count: 1 << 20)
         let counter = TransferCounting.current  // progress for favfs status (no transport here to count)
+        // In the kernel where it can (copy_file_range), so no buffer is filled and copied
+        // through this process for each file.
         while off < end {
-            let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, min($0.count, Int(end - off)), off_t(off)) }
-            if n < 0 { throw failure(id, "cannot read") }
+            let n = FileCopy.chunk(fd, sink.fd, at: off, max: Int(min(end - off, FileCopy.step)))
+            if n < 0 { if errno == EINTR { continue }; throw failure(id, "cannot copy into the cache") }
             if n == 0 { break }
-            var done = 0
-            while done < n {
-                let w = buf.withUnsafeBytes { pwrite(sink.fd, $0.baseAddress! + done, n - done, off_t(off) + off_t(done)) }
-                if w < 0 { throw failure(id, "cannot write to the cache") }
-                done += w
-            }
             off += Int64(n)
             counter?.add(Int64(n))
         }
