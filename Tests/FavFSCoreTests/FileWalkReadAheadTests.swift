@@ -65,17 +65,19 @@ final class FileWalkReadAheadTests: XCTestCase {
         XCTAssertEqual(reads(f, "f.bin"), 1)
     }
 
-    /// A walk's files come one after another, the opened one first (its reader's reads and the
-    /// walk share its transfer): one connection, where each new one may cost a login (FTP).
-    func testAWalkFetchesOneFileAtATime() async throws {
+    /// Reads each of 8 files of 200 KiB in name order, each provider read waiting 30 ms first
+    /// (as a server's answer does: transfers that overlap show); returns the most files that
+    /// were in transfer at once, after checking every file's bytes and that none was fetched
+    /// twice.
+    private func walk(capabilities: ProviderCapabilities) async throws -> Int {
         let f = try LocalFixture()
+        f.provider.extraCapabilities = capabilities
         let names = (0..<8).map { "f\($0).bin" }
         var data: [String: Data] = [:]
         for (i, name) in names.enumerated() {
             data[name] = randomData(200 << 10, seed: UInt64(i))
             try f.write(name, data[name]!)
         }
-        // Each read waits first, as a server's answer does: transfers that overlap show.
         f.provider.delay = 30_000_000
         let d = try f.makeDomain()
         _ = try await d.children(of: .rootContainer)
@@ -83,11 +85,25 @@ final class FileWalkReadAheadTests: XCTestCase {
             let got = try await read(d, name)
             XCTAssertEqual(got, data[name], name)
         }
-        XCTAssertEqual(f.provider.mostFilesReadAtOnce, 1, "files of one walk were fetched side by side")
         for name in names {
             let fetched = f.provider.reads.filter { $0.0 == "/" + name }.reduce(0) { $0 + $1.1.count }
             XCTAssertEqual(fetched, 200 << 10, "\(name): bytes fetched twice, or not at all")
         }
+        return f.provider.mostFilesReadAtOnce
+    }
+
+    /// Where each connection logs in anew, a walk's files come one after another, the opened
+    /// one first (its reader's reads and the walk share its transfer): one connection.
+    func testAWalkFetchesOneFileAtATimeWhereConnectionsCostALogin() async throws {
+        let most = try await walk(capabilities: [.connectionsCostALogin])
+        XCTAssertEqual(most, 1, "files of one walk were fetched side by side")
+    }
+
+    /// Elsewhere the opened file and the two after it are fetched side by side, never more.
+    func testAWalkFetchesAFewFilesSideBySideWhereConnectionsAreCheap() async throws {
+        let most = try await walk(capabilities: [])
+        XCTAssertGreaterThan(most, 1, "a walk over cheap connections fetched one file at a time")
+        XCTAssertLessThanOrEqual(most, FileWalkReadAhead.depth + 1, "more files at once than the walk's depth and the opened one")
     }
 
     func testReadingOnlyTheStartOfEachFileFetchesNothingAhead() async throws {

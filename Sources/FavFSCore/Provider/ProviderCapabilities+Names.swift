@@ -5,7 +5,7 @@ extension ProviderCapabilities {
         (.write, "write"), (.rename, "rename"), (.delete, "delete"), (.createFolder, "create-folder"),
         (.symlinks, "symlinks"), (.quota, "quota"), (.rangedReads, "ranged-reads"), (.versions, "versions"),
         (.serverSideCopy, "server-side-copy"), (.partialReadsCostAConnection, "partial-reads-cost-a-connection"),
-        (.listingsMayLeaveOutDotNames, "listings-may-leave-out-dot-names"),
+        (.listingsMayLeaveOutDotNames, "listings-may-leave-out-dot-names"), (.connectionsCostALogin, "connections-cost-a-login"),
     ]
 
     /// The names of the capabilities in this set, e.g. `["write", "rename", "ranged-reads"]`.

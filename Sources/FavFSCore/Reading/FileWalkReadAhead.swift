@@ -9,11 +9,11 @@ import Logging
 /// Nothing is fetched for a file that is changed here or already here, nor for one a writer
 /// has open.
 ///
-/// A folder's walk is fetched by one task, one file after another, the file just opened first
-/// (its reader's reads and the walk share that transfer): one connection at a time. A task
-/// per open ran two or three transfers side by side, and where each connection logs in anew
-/// (FTP, with vsftpd's PAM hashing the password for tens of milliseconds) the reader waited
-/// for those logins instead of for the bytes.
+/// A folder's walk is fetched by one task, in name order, the file just opened first (its
+/// reader's reads and the walk share that transfer), `depth` files at a time — one at a time
+/// where each connection logs in anew (`connectionsCostALogin`: FTP, where vsftpd's PAM hashes
+/// the password for tens of milliseconds, and the reader waited for those logins instead of
+/// for the bytes when a task per open ran two or three transfers side by side).
 final class FileWalkReadAhead: Sendable {
     /// How many files after the one opened are fetched.
     static let depth = 2
@@ -89,10 +89,23 @@ final class FileWalkReadAhead: Sendable {
             return true
         }
         guard startTask else { return }
+        let width = provider.capabilities.contains(.connectionsCostALogin) ? 1 : Self.depth + 1
         let started = tasks.start(priority: .utility) { [self] in
-            while let next = nextFile(in: parent) {
-                if !Task.isCancelled { await fetch(next) }
-                state.withLock { _ = $0.fetching.remove(next.identifier) }
+            await withTaskGroup(of: Void.self) { group in
+                var running = 0
+                while true {
+                    if running < width, let next = nextFile(in: parent, endIfNone: running == 0) {
+                        running += 1
+                        group.addTask { [self] in
+                            if !Task.isCancelled { await fetch(next) }
+                            state.withLock { _ = $0.fetching.remove(next.identifier) }
+                        }
+                        continue
+                    }
+                    guard running > 0 else { break }
+                    await group.next()
+                    running -= 1
+                }
             }
         }
         if !started {
@@ -104,11 +117,12 @@ final class FileWalkReadAhead: Sendable {
 
     private static func fetchable(_ item: Item) -> Bool { item.kind == .file && item.size > 0 && item.size <= largestFile }
 
-    /// The next file of `parent`'s walk; nil, and the walk's task ends, when none is queued.
-    private func nextFile(in parent: ItemIdentifier) -> Item? {
+    /// The next file of `parent`'s walk; nil when none is queued, and with `endIfNone` the
+    /// walk's task then ends (a later open starts another).
+    private func nextFile(in parent: ItemIdentifier, endIfNone: Bool) -> Item? {
         state.withLock { s in
             guard var queue = s.queued[parent], !queue.isEmpty else {
-                s.queued[parent] = nil
+                if endIfNone { s.queued[parent] = nil }
                 return nil
             }
             let item = queue.removeFirst()

@@ -30,7 +30,7 @@ public final class FTPProvider: Provider {
     }
 
     public let remoteDescription: String
-    public var capabilities: ProviderCapabilities { [.write, .rename, .delete, .createFolder, .rangedReads, .partialReadsCostAConnection] }
+    public var capabilities: ProviderCapabilities { [.write, .rename, .delete, .createFolder, .rangedReads, .partialReadsCostAConnection, .connectionsCostALogin] }
 
     // Internal: the write side (FTPProvider+Writing.swift) uses them too.
     let configuration: Configuration
