@@ -245,6 +245,7 @@ final class FTPProviderTests: XCTestCase {
     }
 
     func testCapabilities() {
-        XCTAssertEqual(provider.capabilities, [.write, .rename, .delete, .createFolder, .rangedReads, .partialReadsCostAConnection])
+        XCTAssertEqual(provider.capabilities, [.write, .rename, .delete, .createFolder, .rangedReads, .partialReadsCostAConnection,
+                                               .connectionsCostALogin])
     }
 }
