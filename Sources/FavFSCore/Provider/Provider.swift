@@ -24,9 +24,9 @@ public struct ProviderCapabilities: OptionSet, Sendable {
     /// item itself answers when asked: the core asks for such a name before calling it absent,
     /// and checks the ones it knows at each listing.
     public static let listingsMayLeaveOutDotNames = ProviderCapabilities(rawValue: 1 << 11)
-    /// Each new connection logs in anew (FTP, SFTP: a password hashed by the server, a key
-    /// exchange), which costs more than waiting for one in use: background fetches that can
-    /// wait share a connection (a walk's read-ahead fetches one file at a time).
+    /// Each new connection logs in anew at a cost above waiting for one in use (FTP: the
+    /// server hashes the password at each login): background fetches that can wait share a
+    /// connection (a walk's read-ahead fetches one file at a time).
     public static let connectionsCostALogin = ProviderCapabilities(rawValue: 1 << 12)
 }
 

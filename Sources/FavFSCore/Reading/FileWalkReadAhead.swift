@@ -10,8 +10,8 @@ import Logging
 /// has open.
 ///
 /// A folder's walk is fetched by one task, in name order, the file just opened first (its
-/// reader's reads and the walk share that transfer), `depth` files at a time — one at a time
-/// where each connection logs in anew (`connectionsCostALogin`: FTP, where vsftpd's PAM hashes
+/// reader's reads and the walk share that transfer), that file and `depth` more at a time —
+/// one at a time where each connection logs in anew (`connectionsCostALogin`: FTP, where vsftpd's PAM hashes
 /// the password for tens of milliseconds, and the reader waited for those logins instead of
 /// for the bytes when a task per open ran two or three transfers side by side).
 final class FileWalkReadAhead: Sendable {
