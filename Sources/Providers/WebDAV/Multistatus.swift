@@ -60,8 +60,14 @@ enum Multistatus {
         while i <= last && line[i] != 0x20 { i += 1 }
         while i <= last && line[i] == 0x20 { i += 1 }
         guard i <= last else { return nil }
-        var end = i
-        while end <= last && line[end] != 0x20 { end += 1 }
-        return Int(String(decoding: line[i..<end], as: UTF8.self))
+        // Its digits, without a String made for each line.
+        var code = 0, digits = 0
+        while i <= last && line[i] != 0x20 {
+            guard (0x30...0x39).contains(line[i]), digits < 9 else { return nil }
+            code = code * 10 + Int(line[i] - 0x30)
+            digits += 1
+            i += 1
+        }
+        return code
     }
 }
