@@ -32,6 +32,12 @@ static inline int favfs_punch_hole(int fd, off_t offset, off_t len) {
 static inline off_t favfs_seek_data(int fd, off_t offset) { return lseek(fd, offset, SEEK_DATA); }
 static inline off_t favfs_seek_hole(int fd, off_t offset) { return lseek(fd, offset, SEEK_HOLE); }
 
+/// splice(2): moves `len` bytes between a pipe and another descriptor without copying them
+/// through user space. The count moved, or -1 with errno set.
+static inline ssize_t favfs_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len, unsigned flags) {
+    return splice(fd_in, off_in, fd_out, off_out, len, flags);
+}
+
 /// The calling thread's id: the pid the kernel puts in the FUSE requests of that thread.
 static inline pid_t favfs_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 

@@ -92,6 +92,9 @@ public final class FUSEMount: @unchecked Sendable {
             fuse_session_destroy(se)
             throw MountError(description: "cannot mount on \(o.mountpoint): \(Self.whyMountFailed())")
         }
+        if !SessionIO.install(on: se) {
+            log.warning("cannot take over the FUSE session's I/O: the kernel asks for security.capability before each write")
+        }
         session = se
         let notifier = bridge.notifier
         notifier.start(session: se)

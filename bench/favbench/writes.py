@@ -141,6 +141,36 @@ def write_big(size):
                 "smbclient: one put; disk: cp + sync")
 
 
+def write_blocks(size, block):
+    """A program writing one file in small blocks (`dd bs=4k`: a logger, a database dump, an
+    archiver's output), until it is on the server. Each `write(2)` is a FUSE request."""
+    def measure(ctx, tool):
+        src = os.path.join(ctx.ds.files, ctx.ds.read_file(min(ctx.ds.scale.read_sizes)))
+        dest_dir = _uploads_dir(ctx)
+        target = os.path.join(dest_dir, "blocks.bin")
+        dd = ["dd", f"if={src}", f"bs={block}", f"count={size // block}", "status=none"]
+        try:
+            if tool == "curl":
+                _warm([src])
+                t0 = time.perf_counter()
+                ctx.curl("-H", "Expect:", "-T", src, ctx.url(f"{UPLOADS}/blocks.bin"))
+                return time.perf_counter() - t0
+            if tool == "disk":
+                _warm([src])
+                t0 = time.perf_counter()
+                proc.run(dd + [f"of={target}"], timeout=ctx.timeout)
+                proc.run(["sync", "-f", target], timeout=ctx.timeout)
+                return time.perf_counter() - t0
+            return _into_mount(ctx, tool, [(target, size)],
+                               lambda m: proc.run(dd + [f"of={m.path(UPLOADS + '/blocks.bin')}"], timeout=ctx.timeout),
+                               warm=[src])
+        finally:
+            proc.discard(dest_dir)
+    return Case(f"write_{human(size)}_bs{human(block)}", "s", False, ["curl", "favfs", "rclone", "disk"], measure,
+                f"dd bs={human(block)} of {human(size)} into the mount, timed until the served folder has "
+                "the whole file; curl: one PUT of the same bytes; disk: dd + sync")
+
+
 def write_small(count):
     """`cp -r` of many small files into the mount, until all are on the server."""
     def measure(ctx, tool):
@@ -274,4 +304,5 @@ def tar_x(count):
 
 def write_cases(ds):
     s = ds.scale
-    return [write_big(max(s.read_sizes)), write_small(s.write_small_files), tar_x(s.write_small_files)]
+    return [write_big(max(s.read_sizes)), write_blocks(min(s.read_sizes), 4096), write_small(s.write_small_files),
+            tar_x(s.write_small_files)]
