@@ -65,6 +65,22 @@ extension Bridge {
         }
     }
 
+    /// fsync of a folder: names changed here that live in the journal (files not uploaded
+    /// yet) made to survive a power cut. A read-only mount changes nothing.
+    func fsyncdir(_ req: Request) {
+        guard domain.isWritable else { return req.ok() }
+        deadline(req, "fsyncdir")
+        Task {
+            do {
+                try await domain.syncFolder()
+                req.ok()
+            } catch {
+                log.warning("fsync of a folder: \(error)")
+                req.fail(error)
+            }
+        }
+    }
+
     func setattr(_ req: Request, _ ino: UInt64, _ attr: stat, _ toSet: Int32, _ fh: UInt64?) {
         guard let id = inodes.identifier(ino) else { return req.fail(ENOENT) }
         if answeredEchoSetattr(req, id, ino) { return }

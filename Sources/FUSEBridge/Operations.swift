@@ -49,7 +49,7 @@ func makeOperations(extendedAttributes: Bool = true) -> fuse_lowlevel_ops {
         bridge(req).readdir(Request(raw: req!), UInt64(ino), size, Int64(off), fi!.pointee.fh, plus: true)
     }
     ops.releasedir = { req, _, fi in bridge(req).releasedir(Request(raw: req!), fi!.pointee.fh) }
-    ops.fsyncdir = { req, _, _, _ in fuse_reply_err(req, 0) }
+    ops.fsyncdir = { req, _, _, _ in bridge(req).fsyncdir(Request(raw: req!)) }
     ops.open = { req, ino, fi in bridge(req).open(Request(raw: req!), UInt64(ino), fi!.pointee) }
     ops.read = { req, ino, size, off, fi in bridge(req).read(Request(raw: req!), UInt64(ino), size, Int64(off), fi!.pointee.fh) }
     // No flush: there is nothing to do at close(2) that release does not do, and without the

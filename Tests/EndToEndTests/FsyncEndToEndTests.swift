@@ -96,6 +96,47 @@ final class FsyncEndToEndTests: XCTestCase {
         print("local fsync with the server hung: \(String(format: "%.3f", took)) s")
     }
 
+    /// A file made here lives in the journal until it is uploaded (here: while it is open).
+    /// Once its folder's fsync returned, the file's entry survives a power cut: its journal
+    /// row is in the database file itself, not only in the write-ahead log, whose frames since
+    /// the last sync a power cut may take. Checked by reading a copy of the database file
+    /// without its log.
+    func testFolderFsyncMakesAFileNotUploadedYetDurable() throws {
+        try E2EGate.require(apache: false)
+        let served = URL(fileURLWithPath: "/tmp/favfs-fsyncdir-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: served) }
+        let m = try MountedFavFS(remote: "file://" + served.path)
+        defer { m.tearDown() }
+        try m.mountOrThrow()
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m.path), [])
+
+        let fd = open(m.path + "/made-here.txt", O_CREAT | O_WRONLY | O_EXCL, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0, String(cString: strerror(errno)))
+        let content = Data("made here\n".utf8)
+        XCTAssertEqual(content.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }, content.count)
+        let dir = open(m.path, O_RDONLY | O_DIRECTORY)
+        XCTAssertGreaterThanOrEqual(dir, 0)
+        XCTAssertEqual(fsync(dir), 0, "fsync of the folder: \(String(cString: strerror(errno)))")
+        close(dir)
+
+        let copy = m.base.appendingPathComponent("after-power-cut.sqlite")
+        try? FileManager.default.removeItem(at: copy)
+        try FileManager.default.copyItem(at: m.placeholderDB, to: copy)
+        let r = try TimedProcess.run("/usr/bin/python3", ["-c", """
+            import sqlite3, sys
+            db = sqlite3.connect("file:" + sys.argv[1] + "?immutable=1", uri=True)
+            print("\\n".join(row[0] for row in db.execute("SELECT id FROM journal")))
+            """, copy.path], timeout: 60)
+        XCTAssertTrue(r.succeeded, "\(r)")
+        XCTAssertEqual(r.stdout.split(separator: "\n").map(String.init), ["/made-here.txt"],
+                       "the journal in the database file alone, as a power cut would leave it: \(r.stdout)")
+
+        close(fd)
+        XCTAssertTrue(try m.unmount().succeeded)
+        XCTAssertEqual(try Data(contentsOf: served.appendingPathComponent("made-here.txt")), content)
+    }
+
     /// Many fsyncs in a row (a database's commits) become few uploads, soon after they stop.
     func testLocalFsyncsInARowAreUploadedOnceQuiet() throws {
         try E2EGate.require(apache: true)

@@ -39,6 +39,10 @@ extension Domain {
     /// once the file goes quiet. With `fsyncWaitsForRemote`, once the remote confirmed it.
     public func sync(handle: UInt64) async throws { try await writing.sync(handle: handle) }
 
+    /// fsync of a folder: the changes made here to the entries of folders, on this machine's
+    /// disk (`Writing.syncFolder`).
+    public func syncFolder() async throws { try await writing.syncFolder() }
+
     // MARK: answered on the FUSE thread
 
     /// `lookup`, when the folder's verified listing is in memory (an absence is then known);

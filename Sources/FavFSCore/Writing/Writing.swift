@@ -252,6 +252,22 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
         uploadWhenQuiet(id)
     }
 
+    /// fsync of a folder: the changes to its entries made here survive a power cut. A name
+    /// changed at the remote was there before the change returned; a file not uploaded yet
+    /// (made, renamed or removed here) is a journal row, which a commit keeps across the
+    /// daemon dying but not across a power cut until a checkpoint has synced it. The atomic
+    /// save — write a temporary file, fsync it, rename it over the old one, fsync the folder —
+    /// relies on this. Off the cooperative pool: the checkpoint waits for SQLite's writer.
+    func syncFolder() async throws {
+        let store = self.store
+        do {
+            try await BlockingWork.run { try store.makeDurable() }
+        } catch {
+            let full = PlaceholderStore.isDiskFull(error)
+            throw ProviderError(full ? .noSpace : .localIO, detail: "cannot sync the change journal to disk: \(error)")
+        }
+    }
+
     /// Uploads `id` once it went `uploadQuietTime` without a change since this call, or once
     /// `uploadMaxDelay` passed since it became dirty: a database fsyncing a hundred times a
     /// second is uploaded once, soon after it stops. Each call's wait ends on its own; a later
