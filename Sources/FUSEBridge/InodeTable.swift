@@ -6,11 +6,18 @@ import FavFSCore
 /// an inode whose count reaches zero is dropped. The root is inode 1 and never forgotten.
 final class InodeTable: @unchecked Sendable {
     private let lock = NSLock()
-    private var byInode: [UInt64: (id: ItemIdentifier, lookups: UInt64)] = [1: (.rootContainer, 1)]
+    /// What the table keeps per inode. The size told is here, not in a dictionary of its own:
+    /// a folder of a million entries held one more dictionary of 50 MB for it.
+    private struct Inode {
+        var id: ItemIdentifier
+        var lookups: UInt64
+        /// The size last given to the kernel with the inode's attributes (`noteTold`); `untold`: none.
+        var toldSize: Int64 = Inode.untold
+        static let untold = Int64.min
+    }
+    private var byInode: [UInt64: Inode] = [1: Inode(id: .rootContainer, lookups: 1)]
     private var byIdentifier: [ItemIdentifier: UInt64] = [.rootContainer: 1]
     private var next: UInt64 = 2
-    /// The size last given to the kernel with each inode's attributes (`noteTold`).
-    private var toldSizes: [UInt64: Int64] = [:]
     /// The content version each inode was last refreshed to by a reader (`noteRefreshed`).
     private var refreshedVersions: [UInt64: String] = [:]
 
@@ -33,7 +40,7 @@ final class InodeTable: @unchecked Sendable {
             }
             let ino = next
             next += 1
-            byInode[ino] = (id, 1)
+            byInode[ino] = Inode(id: id, lookups: 1)
             byIdentifier[id] = ino
             return ino
         }
@@ -43,7 +50,7 @@ final class InodeTable: @unchecked Sendable {
     /// reply): the kernel reads no further than it, and copies up to it whatever a short read
     /// left, so an open of content of another size must make it ask again.
     func noteTold(_ ino: UInt64, size: Int64) {
-        lock.withLock { if byInode[ino] != nil { toldSizes[ino] = size } }
+        lock.withLock { byInode[ino]?.toldSize = size }
     }
 
     /// Records that the kernel was told to ask again for the attributes of `ino`, now of content
@@ -56,7 +63,9 @@ final class InodeTable: @unchecked Sendable {
     func wasRefreshed(_ ino: UInt64, to version: String) -> Bool { lock.withLock { refreshedVersions[ino] == version } }
 
     /// The size last given with the attributes of `ino`; nil when none was recorded.
-    func toldSize(_ ino: UInt64) -> Int64? { lock.withLock { toldSizes[ino] } }
+    func toldSize(_ ino: UInt64) -> Int64? {
+        lock.withLock { byInode[ino].flatMap { $0.toldSize == Inode.untold ? nil : $0.toldSize } }
+    }
 
     /// The inode of `id` if the kernel holds one, without counting (plain readdir's d_ino).
     func existing(_ id: ItemIdentifier) -> UInt64? { lock.withLock { byIdentifier[id] } }
@@ -67,7 +76,6 @@ final class InodeTable: @unchecked Sendable {
             guard let entry = byInode[ino] else { return }
             if entry.lookups <= n {
                 byInode[ino] = nil
-                toldSizes[ino] = nil
                 refreshedVersions[ino] = nil
                 if byIdentifier[entry.id] == ino { byIdentifier[entry.id] = nil }
             } else {
