@@ -3,7 +3,8 @@ vsftpd, beside curl fetching the same files from it.
 
 Tools: `curl` (one curl fetching the files one after another over one connection: the
 transport's limit, but curl 7.88 stalls up to 1 s on some files, the EPSV timer bug
-CurlLoop works around, so its runs vary tenfold), `ftplib` (Python's ftplib doing the same,
+CurlLoop works around, so its runs vary tenfold), `curl-file` (the same, each file saved on
+the disk the caches are on, as a cache must land them), `ftplib` (Python's ftplib doing the same,
 one connection, files one after another, without that stall), `curl-each` (one curl per
 file, one after another: a login per file, as a script of `curl` calls does), `favfs` and `rclone` (`:ftp:` remote, --vfs-cache-mode full),
 each a fresh mount and cache with the folder listed before the clock starts. The served files
@@ -74,21 +75,32 @@ def ftp_read(name):
             cp = proc.run([sys.executable, "-c", FTPLIB, str(s.port), USER, PASSWORD] + ["/files/" + r for r in rels],
                           timeout=ctx.timeout)
             return total / float(cp.stdout.strip()) / MB
-        if tool == "curl":
+        if tool in ("curl", "curl-file"):
+            # curl-file: each file saved on the disk the caches are on, one file per file, as
+            # a cache must land them (fresh folder, discarded after).
+            saved = os.path.join(ctx.workdir, "cache", f"curl-ftp-{name}") if tool == "curl-file" else None
+            if saved:
+                proc.discard(saved)
+                os.makedirs(saved)
             args = []
             for r in rels:
-                args += [s.url(r), "-o", "/dev/null"]
-            t0 = time.perf_counter()
-            ctx.curl(*args)
-            return total / (time.perf_counter() - t0) / MB
+                args += [s.url(r), "-o", os.path.join(saved, os.path.basename(r)) if saved else "/dev/null"]
+            try:
+                t0 = time.perf_counter()
+                ctx.curl(*args)
+                return total / (time.perf_counter() - t0) / MB
+            finally:
+                if saved:
+                    proc.discard(saved)
         t0 = time.perf_counter()
         for r in rels:
             ctx.curl("-o", "/dev/null", s.url(r))
         return total / (time.perf_counter() - t0) / MB
     count, _ = SETS[name]
-    return Case(f"ftp_read_{name}", "MB/s", True, ["curl", "ftplib", "curl-each", "favfs", "rclone"], measure,
+    return Case(f"ftp_read_{name}", "MB/s", True, ["curl", "curl-file", "ftplib", "curl-each", "favfs", "rclone"], measure,
                 f"cat of {count} files ({name}) from a loopback vsftpd, served files in memory, folder listed, fresh mount and cache; "
-                "curl, ftplib: one process, one file after another on one connection; curl-each: one process per file")
+                "curl, ftplib: one process, one file after another on one connection (curl-file: each saved to the caches' disk); "
+                "curl-each: one process per file")
 
 
 def ftp_cases():
