@@ -6,9 +6,9 @@ import Synchronization
 /// The session's reads and writes of /dev/fuse (libfuse's custom I/O), done as libfuse would do
 /// them, for one thing libfuse 3.14 cannot ask for: `FUSE_HANDLE_KILLPRIV_V2` (kernel 5.11+).
 ///
-/// Without it the kernel clears no `S_NOSEC` on a FUSE inode, and before every `write(2)` asks
-/// the daemon for `security.capability` (a `GETXATTR` round trip per write: 15 of the 49
-/// requests of one sqlite transaction). With it the kernel asks once per inode. What the flag
+/// Without it the kernel sets no `S_NOSEC` on a FUSE inode, and before every `write(2)` asks
+/// the daemon for `security.capability` (a `GETXATTR` round trip per write). With it the
+/// kernel asks once per inode, and again after the inode's attributes are refreshed. What the flag
 /// promises — the file system clears setuid, setgid and capabilities on write, truncate and
 /// chown — holds here with nothing to do: no remote keeps a mode set through the mount (a
 /// chmod is accepted and changes nothing) nor a `security.*` attribute, and libfuse already

@@ -254,10 +254,9 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
 
     /// fsync of a folder: the changes to its entries made here survive a power cut. A name
     /// changed at the remote was there before the change returned; a file not uploaded yet
-    /// (made, renamed or removed here) is a journal row, which a commit keeps across the
-    /// daemon dying but not across a power cut until a checkpoint has synced it. The atomic
-    /// save — write a temporary file, fsync it, rename it over the old one, fsync the folder —
-    /// relies on this. Off the cooperative pool: the checkpoint waits for SQLite's writer.
+    /// (made or removed here) is a journal row, which a commit keeps across the daemon dying
+    /// but not across a power cut until a checkpoint has synced it. Off the cooperative pool:
+    /// the checkpoint waits for SQLite's writer.
     func syncFolder() async throws {
         let store = self.store
         do {
