@@ -41,16 +41,20 @@ final class SessionIOTests: XCTestCase {
             b.storeBytes(of: unique, toByteOffset: 8, as: UInt64.self)
         }
         argument.withUnsafeMutableBytes { $0.storeBytes(of: flags, toByteOffset: 12, as: UInt32.self) }
-        let written = header.withUnsafeMutableBytes { h in
-            argument.withUnsafeMutableBytes { a in
-                var iov = [iovec(iov_base: h.baseAddress, iov_len: 16), iovec(iov_base: a.baseAddress, iov_len: 64)]
-                return iov.withUnsafeMutableBufferPointer { SessionIO.writeReply(pipeEnds[1], $0.baseAddress, 2) }
-            }
-        }
-        XCTAssertEqual(written, 80)
+        XCTAssertEqual(send(&header, &argument), 80)
         var out = [UInt8](repeating: 0, count: 80)
         XCTAssertEqual(out.withUnsafeMutableBytes { read(pipeEnds[0], $0.baseAddress, 80) }, 80)
         return out
+    }
+
+    /// `SessionIO.writeReply` of a header and an argument, as libfuse hands them over.
+    private func send(_ header: inout [UInt8], _ argument: inout [UInt8]) -> Int {
+        header.withUnsafeMutableBytes { h in
+            argument.withUnsafeMutableBytes { a in
+                var iov = [iovec(iov_base: h.baseAddress, iov_len: h.count), iovec(iov_base: a.baseAddress, iov_len: a.count)]
+                return iov.withUnsafeMutableBufferPointer { SessionIO.writeReply(pipeEnds[1], $0.baseAddress, 2) }
+            }
+        }
     }
 
     private func flags(ofReply bytes: [UInt8]) -> UInt32 {
@@ -99,13 +103,7 @@ final class SessionIOTests: XCTestCase {
         signal(SIGPIPE, SIG_IGN)
         var header = [UInt8](repeating: 0, count: 16), argument = [UInt8](repeating: 0, count: 64)
         header.withUnsafeMutableBytes { $0.storeBytes(of: UInt64(7), toByteOffset: 8, as: UInt64.self) }
-        let written = header.withUnsafeMutableBytes { h in
-            argument.withUnsafeMutableBytes { a in
-                var iov = [iovec(iov_base: h.baseAddress, iov_len: 16), iovec(iov_base: a.baseAddress, iov_len: 64)]
-                return iov.withUnsafeMutableBufferPointer { SessionIO.writeReply(pipeEnds[1], $0.baseAddress, 2) }
-            }
-        }
-        XCTAssertEqual(written, -1)
+        XCTAssertEqual(send(&header, &argument), -1)
         XCTAssertEqual(errno, EPIPE)
     }
 }
