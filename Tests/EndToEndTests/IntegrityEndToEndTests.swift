@@ -138,6 +138,62 @@ final class IntegrityEndToEndTests: XCTestCase {
         XCTAssertEqual(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "ok", "\(check)")
     }
 
+    /// An open truncating a file races a rename of it (`Tests/Fixtures/open_rename_race.c`), on
+    /// a local folder and on WebDAV: each open that wrote finds its bytes on the server under
+    /// the new name, each that found no file leaves the old content there, and nothing is
+    /// recorded under the old name. The open's journal row once landed under the name the
+    /// rename had just left: the moved file's cache file was named twice (SQLite's UNIQUE on
+    /// content.file, the signal storm's failure above), an upload of an item gone was asked
+    /// for, and the written bytes never reached the server.
+    func testOpensTruncatingAFileWhileItIsRenamedLoseNothing() throws {
+        let work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("favfs-open-rename-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let race = work.appendingPathComponent("open_rename_race").path
+        let source = FavFSBinary.packageRoot.appendingPathComponent("Tests/Fixtures/open_rename_race.c").path
+        let build = try TimedProcess.sh("cc -O2 -pthread -o \(shq(race)) \(shq(source))", timeout: 120)
+        XCTAssertTrue(build.succeeded, "\(build)")
+        guard build.succeeded else { return }
+        let count = 300
+        let apache = try ApacheServer()
+        defer { apache.remove() }
+        try apache.start()
+        let local = work.appendingPathComponent("served")
+        try FileManager.default.createDirectory(at: local, withIntermediateDirectories: true)
+        for (remote, served) in [("file://" + local.path, local), (apache.davURL, apache.documentRoot)] {
+            for i in 0..<count { try Data("old content \(i)\n".utf8).write(to: served.appendingPathComponent("f\(i)")) }
+            let m = try MountedFavFS(remote: remote)
+            defer { m.tearDown() }
+            try m.mountOrThrow()
+            _ = try TimedProcess.sh("ls \(shq(m.path)) >/dev/null", timeout: 60)
+            let r = try TimedProcess.run(race, [m.path, "\(count)"], timeout: 240)
+            XCTAssertTrue(r.succeeded, "\(remote): \(r)")
+            let unmount = try m.unmount(timeout: 120)
+            XCTAssertTrue(unmount.succeeded, "\(remote): \(unmount)")
+            var written = 0
+            for line in r.stdout.split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                guard parts.count == 2, let i = Int(parts[0]) else { continue }
+                let now = (try? String(contentsOf: served.appendingPathComponent("g\(i)"), encoding: .utf8)) ?? "(none)"
+                switch parts[1] {
+                case "written": written += 1; XCTAssertEqual(now, "new", "\(remote): g\(i) was written through the mount")
+                case "absent": XCTAssertEqual(now, "old content \(i)\n", "\(remote): g\(i) was never opened")
+                default: XCTFail("\(remote): the open of f\(i) failed: \(line)")
+                }
+            }
+            XCTAssertGreaterThan(written, 0, "\(remote): no open won the race: \(r.stdout.suffix(500))")
+            let left = try FileManager.default.contentsOfDirectory(atPath: served.path).filter { $0.hasPrefix("f") }
+            XCTAssertEqual(left, [], "\(remote): files under the old names")
+            let log = (try? String(contentsOf: m.cacheDir.appendingPathComponent("favfs.log"), encoding: .utf8)) ?? ""
+            for problem in ["UNIQUE constraint failed", "the item to upload is gone", "the cached content to upload is missing"] {
+                XCTAssertFalse(log.contains(problem), "\(remote): \(problem): \(m.logProblems())")
+            }
+            let check = try TimedProcess.run("/usr/bin/sqlite3", ["-readonly", m.placeholderDB.path,
+                                                                  "PRAGMA integrity_check; SELECT COUNT(*) FROM journal"], timeout: 30)
+            XCTAssertEqual(check.stdout.split(separator: "\n"), ["ok", "0"], "\(remote): a sound database, no change left unsent: \(check)")
+        }
+    }
+
     /// Atomic saves (write a temporary file, rename it over the target) while other programs
     /// read the target and walk its folder in name order (read-ahead across files fetches the
     /// target as it is replaced): every save reaches the server, the last one wins, nothing is

@@ -40,7 +40,7 @@ final class WriteDuringHandOverTests: XCTestCase {
         let (d, h, copy) = try await handedOver(f)
         let file = try d.reading.file(h)
         let name = ItemIdentifier("/doc.txt")
-        XCTAssertThrowsError(try d.writing.markDirtyRecording(name, file.entry, through: file)) { error in
+        XCTAssertThrowsError(try d.writing.markDirty(name, recording: file.entry, through: file)) { error in
             XCTAssertEqual((error as? ItemMovedMeanwhile)?.now, copy)
         }
         XCTAssertFalse(d.writing.isDirty(name), "the name was marked dirty with the copy's content")

@@ -136,7 +136,7 @@ enum KnownIssues {
     /// server's old content, and the upload fails with "the cached content to upload is
     /// missing" at every drain. What was written before the crash is not on the server and
     /// not where the user put it (docs: "a crash loses nothing written before it").
-    /// Fixed: the journal row's transaction records the content too (`markDirtyRecording`).
+    /// Fixed: the journal row's transaction records the content too (`markDirty(recording:)`).
     /// Kept as a switch set to false so its exclusion can be turned back on.
     static let truncatingOpenNotRecordedUntilClose = false
 

@@ -91,11 +91,17 @@ final class ContentEntry: Sendable {
     /// `item`, when given, is saved in the same transaction (its placeholder after a write).
     /// SQLite's writer is taken before `saveLock` (the lock order): a rename's
     /// `ContentCache.move` holds the writer while it takes the moved entries' `saveLock`s.
+    ///
+    /// The placeholder `item` is saved only while it is this entry's item (read under the writer,
+    /// which a rename and a delete hold to record theirs): one read before a rename or a delete
+    /// of it would bring the old name back in the store.
     func saveRecord(to store: PlaceholderStore, with item: Item? = nil) throws {
         // Nothing to write (and no writer to wait for): `stale` and `deleted` are never unset.
         if item == nil, withLock({ es in es.stale || es.deleted }) { return }
         try store.holdingWriter { _ in
             try saveLock.withLock {
+                let (id, deleted) = withLock { es in (es.id, es.deleted) }
+                let item = item.flatMap { $0.identifier == id && !deleted ? $0 : nil }
                 // Deleted (or replaced by a rename) while open: its record is gone and the name may
                 // be another item's now, whose record this must not overwrite.
                 guard let r = withLock({ es in es.stale || es.deleted ? nil : es.record(file: file) }) else {

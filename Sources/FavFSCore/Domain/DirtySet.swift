@@ -103,6 +103,13 @@ struct DirtySet {
         case dirty(save: JournalEntry?)
     }
 
+    /// Whether `id` is dirty and a change to it now saves no journal row (`changing` answers
+    /// `.dirty(save: nil)`): no commit runs and the server refused nothing.
+    func isDirtyWithNoRowToSave(_ id: ItemIdentifier) -> Bool {
+        guard let d = items[id] else { return false }
+        return d.rowDuringCommit == nil && d.journal.refused == nil
+    }
+
     /// A change to `id` is about to land.
     mutating func changing(_ id: ItemIdentifier) -> Change {
         guard items[id] != nil else { return .clean }

@@ -6,7 +6,7 @@ import Synchronization
 /// held; every call into the store asks `StoreWitness.storeCalled` first. In debug builds (the
 /// tests) a store call under such a lock is recorded, with where it came from, unless it is a
 /// read under a lock made `readsAllowed` (a read of the WAL database never waits for the
-/// writer), a write on the writer this thread took before its locks
+/// writer), a call on the writer this thread took before its locks
 /// (`PlaceholderStore.holdingWriter`), or inside `allowing(_:)`, which names why that one is
 /// accepted. Taking the writer with such a lock held is recorded too. Release builds only take
 /// and release the lock.
@@ -39,8 +39,9 @@ public enum StoreWitness {
     /// Called by the store before each call into SQLite; `writes`: whether it may write.
     static func storeCalled(_ call: @autoclosure () -> String, writes: Bool) {
         #if DEBUG
-        // A write on the writer this thread took before its locks (`holdingWriter`) waits for no one.
-        if writes && ThreadLocks.current.writer > 0 { return }
+        // A call on the writer this thread took before its locks (`holdingWriter`) waits for
+        // no one: reads run on it too (`PlaceholderStore.read`).
+        if ThreadLocks.current.writer > 0 { return }
         guard let held = ThreadLocks.current.held.last(where: { writes || !$0.readsAllowed })?.name else { return }
         if let reason = ThreadLocks.current.allowances.last {
             allowedRecord.withLock { $0[reason, default: 0] += 1 }

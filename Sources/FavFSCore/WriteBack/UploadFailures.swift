@@ -107,12 +107,19 @@ final class UploadFailures: Sendable {
     func abandonUpload(_ id: ItemIdentifier, _ error: ProviderError, host: any WriteBackHost) async {
         // A copy (the file stays in use), made off the cooperative pool: it may be gigabytes.
         let kept = try? await BlockingWork.run { [content] in content.keepInLostAndFound(id, independentCopy: true) }
-        let (journal, waiters) = lock.withLock { s in s.dirty.refused(id, error) }
-        if let journal {
-            do { try store.saveJournal(journal) } catch {
-                log.error("cannot record that the server refused \(id): \(error); it is tried again at the next mount")
+        // The refusal and its row under SQLite's writer: a rename, which records its move
+        // under the writer too, cannot come between them and leave the row under the old name.
+        var outcome: (journal: JournalEntry?, waiters: [UploadWaiter])?
+        do {
+            try store.holdingWriter { _ in
+                outcome = lock.withLock { s in s.dirty.refused(id, error) }
+                if let journal = outcome?.journal { try store.saveJournal(journal) }
             }
+        } catch {
+            log.error("cannot record that the server refused \(id): \(error); it is tried again at the next mount")
         }
+        // The upload ends whether or not the writer was had.
+        let waiters = (outcome ?? lock.withLock { s in s.dirty.refused(id, error) }).waiters
         let copy = kept.flatMap { $0 }.map { "a copy is in \($0.path)" } ?? "it could not be copied to lost+found (\(content.lostAndFound.directory.path))"
         log.error("upload of \(id) refused for good: \(error). The file stays in the mount as written until it is changed or removed; \(copy)")
         if let parent = id.parent { host.folderChanged(parent) }

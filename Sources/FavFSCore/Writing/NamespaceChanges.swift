@@ -187,6 +187,7 @@ final class NamespaceChanges: Sendable, ReportsRemoteErrors {
         let names = [source, destination]
         lock.withLock { s in s.dirty.beginMove(names) }
         var moved: Item
+        let reupload: [ItemIdentifier], replacedWaiters: [UploadWaiter]
         do {
             try await waitForUploads(atOrUnder: names)
             moved = try await w.move(item, to: destination, replacing: existing != nil)
@@ -199,7 +200,7 @@ final class NamespaceChanges: Sendable, ReportsRemoteErrors {
             // None of it is dirty: a folder holding changes stays, and is not empty then.
             for r in (try? store.contentRecords(atOrBelow: destination)) ?? [] where !writing.isDirty(r.id) { content.remove(r.id) }
             do {
-                try content.move(source, to: destination) { try store.move(source, to: destination) }
+                (reupload, replacedWaiters) = try recordMove(source, to: destination, replacing: existing != nil, names: names)
             } catch {
                 throw self.error(.localIO, source, "cannot record the rename: \(error)")
             }
@@ -208,14 +209,6 @@ final class NamespaceChanges: Sendable, ReportsRemoteErrors {
             throw error
         }
         pinning.move(source, to: destination)
-        let (reupload, replacedWaiters) = lock.withLock { s -> ([ItemIdentifier], [UploadWaiter]) in
-            s.namespace.moved(source, to: destination)
-            // The replaced file's changes went with it (store.move dropped its journal row): its
-            // dirty state must not stay behind for the moved file to take as its own (an upload
-            // that kept failing left it, and the moved file read and uploaded that content).
-            let (reupload, replacedWaiters) = s.dirty.renamed(source, to: destination, replacing: existing != nil)
-            return (reupload + s.dirty.endMove(names), replacedWaiters)
-        }
         // An fsync of the replaced file waited for content that no longer exists anywhere.
         for w in replacedWaiters { w.resume() }
         for id in reupload { writeBack.scheduleUpload(id, host: writing) }
@@ -223,6 +216,27 @@ final class NamespaceChanges: Sendable, ReportsRemoteErrors {
         writing.folderChanged(parent)
         if newParent != parent { writing.folderChanged(newParent) }
         return (source, destination)
+    }
+
+    /// Records a rename the remote made in one step under SQLite's writer and `Domain.lock`
+    /// (the lock order): the store's rows, the open content entries, the namespace and the dirty
+    /// state move together. A change marked meanwhile (`Writing.markDirty`, which holds the
+    /// writer from its look at the name to its commit) lands wholly before, and moves along, or
+    /// wholly after, under the new name. Returns the moved items whose upload is due now and the
+    /// waiters of the replaced ones.
+    private func recordMove(_ source: ItemIdentifier, to destination: ItemIdentifier, replacing: Bool,
+                            names: [ItemIdentifier]) throws -> (reupload: [ItemIdentifier], replacedWaiters: [UploadWaiter]) {
+        try store.holdingWriter { _ in
+            try lock.withLock { s in
+                try content.move(source, to: destination) { try store.move(source, to: destination) }
+                s.namespace.moved(source, to: destination)
+                // The replaced file's changes went with it (store.move dropped its journal row):
+                // its dirty state must not stay behind for the moved file to take as its own (an
+                // upload that kept failing left it, and the moved file read and uploaded that content).
+                let (reupload, replacedWaiters) = s.dirty.renamed(source, to: destination, replacing: replacing)
+                return (reupload + s.dirty.endMove(names), replacedWaiters)
+            }
+        }
     }
 
     /// Waits until no upload at or below `names` runs (none starts meanwhile: `beginMove`); a
@@ -244,18 +258,20 @@ final class NamespaceChanges: Sendable, ReportsRemoteErrors {
     private func renameRefusedNewFile(_ item: Item, to destination: ItemIdentifier) async throws -> Bool {
         let source = item.identifier
         guard let state = lock.withLock({ s in s.dirty[source] }), state.journal.isNew, state.journal.refused != nil else { return false }
+        // In one step under SQLite's writer and `Domain.lock`, as `recordMove`.
         do {
-            try content.move(source, to: destination) { try store.move(source, to: destination) }
+            try store.holdingWriter { _ in
+                try lock.withLock { s in
+                    try content.move(source, to: destination) { try store.move(source, to: destination) }
+                    s.namespace.removeName(source)
+                    if let journal = s.dirty.refusedFileRenamed(source, to: destination) { try? store.saveJournal(journal) }
+                }
+            }
         } catch {
             throw self.error(.localIO, source, "cannot record the rename: \(error)")
         }
         var moved = item
         moved.identifier = destination
-        let journal = lock.withLock { s -> JournalEntry? in
-            s.namespace.removeName(source)
-            return s.dirty.refusedFileRenamed(source, to: destination)
-        }
-        if let journal { try? store.saveJournal(journal) }
         placeholders.setPlaceholder(moved)
         if let parent = source.parent { writing.folderChanged(parent) }
         if let parent = destination.parent, parent != source.parent { writing.folderChanged(parent) }

@@ -5,16 +5,6 @@ import Foundation
 extension Writing {
     // MARK: files
 
-    /// `markDirty`, with the content record of `entry` in the journal row's transaction when the
-    /// store has none yet (an entry opened without a byte downloaded: a truncating open, an
-    /// empty file): a crash before the close must find the cache file named by a record, or
-    /// the next mount takes it for unknown content and the change is lost. Found by the
-    /// reference model (`truncatingOpenNotRecordedUntilClose`).
-    func markDirtyRecording(_ id: ItemIdentifier, _ entry: ContentEntry, through handle: OpenFile? = nil) throws {
-        let unrecorded = entry.withLock { es in es.recorded || es.deleted || es.stale ? nil : es.record(file: entry.file) }
-        if try markDirty(id, content: unrecorded, through: handle), unrecorded != nil { entry.markRecorded() }
-    }
-
     /// Creates a file (or opens an existing one truncated, unless `exclusive`).
     func create(_ parent: ItemIdentifier, _ name: String, exclusive: Bool, host: any EnumerationsHost) async throws -> (item: Item, handle: UInt64) {
         let id = parent.child(name)
@@ -41,13 +31,12 @@ extension Writing {
         let entry = try content.retain(item: item, version: Domain.contentVersion(item), asHandle: true, local: true, recordLater: true)
         let recorded: Bool
         do {
-            recorded = try markDirty(id, isNew: true, placeholder: item, content: entry.withLock { es in es.record(file: entry.file) })
+            recorded = try markDirty(id, isNew: true, placeholder: item, recording: entry)
         } catch {
             content.release(entry, asHandle: true)
             throw error
         }
         if recorded {
-            entry.markRecorded()
             placeholders.setPlaceholder(item, persist: false)
         } else {
             placeholders.setPlaceholder(item)
@@ -70,11 +59,13 @@ extension Writing {
         let entry = try reading.retainForOpen(item, version: Domain.contentVersion(item), dirty: wasDirty)
         do {
             if truncate {
-                try markDirtyRecording(id, entry)
-                writeBack.streamOutOfOrder(id, "the file was truncated")
+                // Under the name the entry answers to when marked: a rename since the name was
+                // read took the file (and this entry) along.
+                let marked = try markDirtyFollowing(entry, from: id)
+                writeBack.streamOutOfOrder(marked, "the file was truncated")
                 try entry.setSize(0)
-                changeLanded(id)
-                touch(id, size: 0)
+                let landed = changeLanded(in: entry)
+                touch(landed, size: 0)
             } else if !wasDirty && item.size > 0 {
                 try await downloads.provide(entry, item: item, range: 0..<item.size, prefetch: nil, provider: provider)
             }

@@ -76,86 +76,6 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
         lock.withLock { s in s.namespace.update(folder) { $0.modifiedTime = now } }
     }
 
-    /// Makes an item dirty: the journal row is written before the change is acknowledged. The
-    /// base version is the placeholder's, read under the same lock as the dirty check: an upload
-    /// committing in between would otherwise leave the new change based on the old version.
-    /// `placeholder` (a file created here) is recorded in the journal row's transaction. True
-    /// when a journal row was written (the item was clean).
-    ///
-    /// `through`: the handle written through. When its content is not the placeholder's version
-    /// (another client changed the file while it was open), the change is based on the version
-    /// the handle's content came from: its upload then meets the newer version and becomes a
-    /// conflict copy, instead of replacing the other client's edit. When the file is gone at the
-    /// remote (deleted or renamed away by another client while open here), the write brings it
-    /// back: its placeholder is written again with the journal row, based on the version the
-    /// handle opened, so its upload finds that version gone and makes a conflict copy. When the
-    /// name is a folder now, there is nothing to bring back: `NameIsNotAFileNow` is thrown and
-    /// the caller keeps the handle's writes with its descriptor, as a deleted file's. When the
-    /// handle's content answers to another name than `id` by now (its edit was handed to a
-    /// conflict copy after the caller read the name), nothing is marked: `ItemMovedMeanwhile`
-    /// names where it is, checked under the lock the hand-over takes.
-    @discardableResult
-    func markDirty(_ id: ItemIdentifier, isNew: Bool = false, placeholder: Item? = nil,
-                   content record: ContentRecord? = nil, through handle: OpenFile? = nil) throws -> Bool {
-        var placeholder = placeholder
-        var nameIsAFolder = false
-        var movedTo: ItemIdentifier?
-        if let parent = id.parent { placeholders.preload(parent) }
-        let (exists, base, rowToSave) = lock.withLock { s -> (Bool, String?, JournalEntry?) in
-            if let now = handle?.entry.id, now != id {
-                movedTo = now
-                return (true, nil, nil)
-            }
-            guard case .dirty(let rowToSave) = s.dirty.changing(id) else {
-                if isNew { return (false, nil, nil) }
-                // Read under the lock an upload's commit sets the entry's new version under:
-                // read before it, a write racing the commit of our own upload took the old
-                // version for a change at the remote (a conflict copy of our own edit).
-                let handleVersion = handle.map { f in f.entry.withLock { es in es.version } }
-                let current = placeholders.cachedItemLocked(&s, id)
-                if handle != nil, let current, current.kind != .file {
-                    nameIsAFolder = true
-                    return (false, nil, nil)
-                }
-                if current == nil, let f = handle, let handleVersion {
-                    var back = f.item
-                    back.identifier = id
-                    back.size = f.entry.withLock { es in es.size }
-                    placeholder = back
-                    let opened = handleVersion == Domain.contentVersion(f.item) ? f.item.version : nil
-                    log.info("\(id) was deleted at the remote while open here: a write brings it back; its upload will be a conflict copy")
-                    return (false, opened ?? "favfs-outdated:\(handleVersion)", nil)
-                }
-                guard let f = handle, let handleVersion, let current, handleVersion != Domain.contentVersion(current) else {
-                    return (false, current?.version, nil)
-                }
-                let opened = handleVersion == Domain.contentVersion(f.item) ? f.item.version : nil
-                log.info("\(id) changed at the remote while open here: the write is based on the version it was opened at; its upload will be a conflict copy")
-                return (false, opened ?? "favfs-outdated:\(handleVersion)", nil)
-            }
-            // A change to content the server refused is worth another try, or a change during
-            // an upload's commit (which deletes the row it answered): its row is saved.
-            return (true, nil, rowToSave)
-        }
-        if let movedTo { throw ItemMovedMeanwhile(now: movedTo) }
-        if nameIsAFolder { throw NameIsNotAFileNow() }
-        if let rowToSave { try store.saveJournal(rowToSave) }
-        if exists { return false }
-        let j = JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Domain.now)
-        do {
-            try store.saveJournal(j, with: placeholder, content: record)
-        } catch where PlaceholderStore.isDiskFull(error) && reading.downloads.eviction.evictForSpace(needed: 1 << 20, except: id, for: "to record the change of \(id)") > 0 {
-            // The cache disk is full: clean content made room; the journal row must be written.
-            do { try store.saveJournal(j, with: placeholder, content: record) } catch { throw self.error(.noSpace, id, "cannot record the change: \(error)") }
-        } catch {
-            throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot record the change: \(error)")
-        }
-        lock.withLock { s in s.dirty.recorded(j, isNew: isNew) }  // created empty here: may stream (see streamAfterWrite)
-        // Brought back by a write through a handle of a file gone at the remote: it shows again.
-        if !isNew, let back = placeholder { placeholders.setPlaceholder(back, persist: false) }
-        return true
-    }
-
     /// After the bytes of a change landed in the cache file: an upload that began between
     /// `markDirty` (journal first, for crashes) and the write may not have read them, so it must
     /// not count as covering this change.
@@ -172,22 +92,6 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
             s.dirty.landed(id)
             return id
         }
-    }
-
-    /// `markDirtyRecording` through `handle`, under the name its content answers to when the
-    /// change is marked: read again when it moved meanwhile (a conflict copy's hand-over, or
-    /// a rename, between reading the name and marking it). Returns that name.
-    func markDirtyRecording(through handle: OpenFile) throws -> ItemIdentifier {
-        var id = handle.entry.id
-        for _ in 0..<8 {
-            do {
-                try markDirtyRecording(id, handle.entry, through: handle)
-                return id
-            } catch let moved as ItemMovedMeanwhile {
-                id = moved.now
-            }
-        }
-        throw error(.localIO, id, "the file kept being renamed while written to")
     }
 
     func isDirty(_ id: ItemIdentifier) -> Bool { lock.withLock { s in s.dirty.isDirty(id) } }
