@@ -74,6 +74,10 @@ final class WriterTransaction {
         try end()
     }
 
+    /// `commit` for a caller that holds none of its locks now (it takes them after, the writer
+    /// still held): the automatic checkpoint may run in it, as in any commit.
+    func commitHoldingNoLock() throws { try end() }
+
     /// Commits the transaction (`holdingWriter`'s end, with no lock of the caller held).
     fileprivate func end() throws {
         guard !ended else { return }

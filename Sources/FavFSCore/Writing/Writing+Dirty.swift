@@ -137,7 +137,7 @@ extension Writing {
             let record = entry.flatMap { e in e.withLock { es in es.recorded || es.deleted || es.stale ? nil : es.record(file: e.file) } }
             let j = JournalEntry(id: id, baseVersion: base, isNew: isNew, since: Domain.now)
             try store.saveJournal(j, with: placeholder, content: record)
-            try writer.commit()
+            try writer.commitHoldingNoLock()
             lock.withLock { s in s.dirty.recorded(j, isNew: isNew) }  // created empty here: may stream (see streamAfterWrite)
             if record != nil { entry?.markRecorded() }
             return (true, isNew ? nil : placeholder)
