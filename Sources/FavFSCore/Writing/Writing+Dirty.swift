@@ -55,15 +55,11 @@ extension Writing {
         let outcome: (recorded: Bool, back: Item?)
         do {
             outcome = try attempt()
-        } catch let e as ItemMovedMeanwhile {
-            throw e
-        } catch let e as NameIsNotAFileNow {
-            throw e
-        } catch let e as ProviderError {
+        } catch let e where Self.passesThrough(e) {
             throw e
         } catch where PlaceholderStore.isDiskFull(error) && reading.downloads.eviction.evictForSpace(needed: 1 << 20, except: id, for: "to record the change of \(id)") > 0 {
             // The cache disk is full: clean content made room; the journal row must be written.
-            do { outcome = try attempt() } catch is ItemMovedMeanwhile, is NameIsNotAFileNow, is ProviderError { throw error }
+            do { outcome = try attempt() } catch let e where Self.passesThrough(e) { throw e }
             catch { throw self.error(.noSpace, id, "cannot record the change: \(error)") }
         } catch {
             throw self.error(PlaceholderStore.isDiskFull(error) ? .noSpace : .localIO, id, "cannot record the change: \(error)")
@@ -71,6 +67,12 @@ extension Writing {
         // Brought back by a write through a handle of a file gone at the remote: it shows again.
         if let back = outcome.back { placeholders.setPlaceholder(back, persist: false) }
         return outcome.recorded
+    }
+
+    /// What `markDirty` throws as it came: where the change goes instead, or a refusal already
+    /// named. Anything else is the store failing to record the change.
+    private static func passesThrough(_ e: Error) -> Bool {
+        e is ItemMovedMeanwhile || e is NameIsNotAFileNow || e is ProviderError
     }
 
     /// `markDirty`'s row, written under SQLite's writer: the name looked at, the row (with the

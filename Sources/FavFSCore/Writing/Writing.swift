@@ -78,13 +78,9 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
 
     /// After the bytes of a change landed in the cache file: an upload that began between
     /// `markDirty` (journal first, for crashes) and the write may not have read them, so it must
-    /// not count as covering this change.
-    func changeLanded(_ id: ItemIdentifier) {
-        lock.withLock { s in s.dirty.landed(id) }
-    }
-
-    /// `changeLanded` for the item `entry` is the content of now, read under the same lock
-    /// (a conflict copy's hand-over may have moved it since the change was marked). Returns it.
+    /// not count as covering this change. Said for the item `entry` is the content of now, read
+    /// under the same lock (a rename or a conflict copy's hand-over may have moved it since the
+    /// change was marked). Returns it.
     @discardableResult
     func changeLanded(in entry: ContentEntry) -> ItemIdentifier {
         lock.withLock { s in
