@@ -137,6 +137,51 @@ final class FsyncEndToEndTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: served.appendingPathComponent("made-here.txt")), content)
     }
 
+    /// Files deleted right after their last close never reach the server: sqlite3's rollback
+    /// journal (made, written, fsynced, closed and deleted at every commit), and a program's
+    /// scratch file deleted a moment after it was closed. The close's upload waits a moment
+    /// (`uploadCloseGrace`), so the delete comes first; when the upload started at the close, a
+    /// delete coming even 2 ms later waited for it and then deleted the file at the server (a
+    /// `PUT`, a `HEAD` and a `DELETE` for each). A few are allowed for a daemon the machine
+    /// starves for longer than that moment.
+    func testFilesDeletedRightAfterTheirCloseStayOffTheServer() throws {
+        try E2EGate.require(apache: true)
+        let apache = try ApacheServer()
+        try apache.start()
+        defer { apache.remove() }
+        let m = try MountedFavFS(remote: apache.davURL)
+        defer { m.tearDown() }
+        try m.mountOrThrow()
+        let commits = 40, scratchFiles = 30
+        var script = "CREATE TABLE t(a INTEGER, b TEXT);\n"
+        for tx in 0..<commits {
+            script += "BEGIN;\n" + (0..<20).map { "INSERT INTO t VALUES(\(tx * 20 + $0), 'row \(tx * 20 + $0)');\n" }.joined() + "COMMIT;\n"
+        }
+        let sqlite = try TimedProcess.run("/usr/bin/sqlite3", [m.path + "/db.sqlite"], stdin: script, timeout: 120)
+        XCTAssertTrue(sqlite.succeeded, "\(sqlite)")
+        let scratch = try TimedProcess.run("/usr/bin/python3", ["-c", """
+            import os, sys, time
+            for i in range(int(sys.argv[2])):
+                path = os.path.join(sys.argv[1], "scratch-%d.tmp" % i)
+                with open(path, "wb") as f:
+                    f.write(b"intermediate result %d" % i)
+                time.sleep(0.002)
+                os.unlink(path)
+            """, m.path, String(scratchFiles)], timeout: 120)
+        XCTAssertTrue(scratch.succeeded, "\(scratch)")
+        XCTAssertTrue(try m.unmount().succeeded)
+        let log = apache.accessLogLines()
+        let journal = log.filter { $0.contains("/db.sqlite-journal") }
+        let scratchRequests = log.filter { $0.contains("/scratch-") }
+        XCTAssertLessThanOrEqual(journal.count, 4, "\(commits) commits sent their journal to the server: \(journal.prefix(6))")
+        XCTAssertLessThanOrEqual(scratchRequests.count, 6, "\(scratchFiles) scratch files reached the server: \(scratchRequests.prefix(6))")
+        let check = try TimedProcess.run("/usr/bin/sqlite3", [apache.documentRoot.appendingPathComponent("db.sqlite").path,
+                                                              "PRAGMA integrity_check; SELECT count(*) FROM t;"], timeout: 60)
+        XCTAssertEqual(check.stdout, "ok\n\(commits * 20)\n", "\(check)")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: apache.documentRoot.path).filter { $0.hasPrefix("scratch-") }, [])
+        print("deleted right after their close: \(journal.count) request(s) for sqlite3's journal (\(commits) commits), \(scratchRequests.count) for \(scratchFiles) scratch files")
+    }
+
     /// Many fsyncs in a row (a database's commits) become few uploads, soon after they stop.
     func testLocalFsyncsInARowAreUploadedOnceQuiet() throws {
         try E2EGate.require(apache: true)

@@ -60,6 +60,7 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     private var _readsRunning: [String: Int] = [:]
     private var _mostFilesReadAtOnce = 0
     private var _enumerated: [ItemIdentifier] = []
+    fileprivate var _changed: [String] = []
     /// Nanoseconds each read waits first; only reads from `delayFrom` on, when that is set.
     var delay: UInt64 = 0
     var delayFrom: Int64 = 0
@@ -79,6 +80,8 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     /// The most distinct files that had a read running at the same time.
     var mostFilesReadAtOnce: Int { lock.withLock { _mostFilesReadAtOnce } }
     var enumerations: Int { lock.withLock { _enumerated.count } }
+    /// The uploads and deletes asked of the remote so far, in order ("upload /a", "delete /a").
+    var changesAsked: [String] { lock.withLock { _changed } }
     func enumerations(of folder: ItemIdentifier) -> Int { lock.withLock { _enumerated.filter { $0 == folder }.count } }
 
     func enumerateItems(in folder: ItemIdentifier, page: Page?) async throws -> EnumerationPage {
@@ -139,11 +142,15 @@ func bytes(_ r: ReadResult) -> Data {
 extension RecordingProvider: WritableProvider {
     private var w: any WritableProvider { inner as! any WritableProvider }
     func upload(_ id: ItemIdentifier, from source: ContentSource, precondition: UploadPrecondition) async throws -> Item {
+        lock.withLock { _changed.append("upload \(id)") }
         if uploadDelay > 0 { try await Task.sleep(nanoseconds: uploadDelay) }
         return try await w.upload(id, from: source, precondition: precondition)
     }
     func createFolder(_ id: ItemIdentifier) async throws -> Item { try await w.createFolder(id) }
-    func delete(_ item: Item) async throws { try await w.delete(item) }
+    func delete(_ item: Item) async throws {
+        lock.withLock { _changed.append("delete \(item.identifier)") }
+        try await w.delete(item)
+    }
     func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item {
         try await w.move(item, to: destination, replacing: replacing)
     }

@@ -31,6 +31,52 @@ final class WriteBackTests: XCTestCase {
         catch let e as ProviderError { XCTAssertEqual(e.kind, .exists) }
     }
 
+    /// sqlite's rollback journal: made, written, fsynced, closed and deleted at every commit.
+    /// The close's upload waits `uploadCloseGrace`, so the delete comes first and the server is
+    /// asked nothing (an upload started at the close made the delete wait for it, then delete
+    /// the file at the server). A file closed and kept is sent after the grace.
+    func testAFileClosedAndDeletedAtOnceIsNeverSent() async throws {
+        let f = try LocalFixture()
+        let d = try f.makeDomain()
+        _ = try await d.connect()
+        for commit in 0..<20 {
+            let (_, h) = try await d.create(.rootContainer, "db-journal", exclusive: true)
+            try write(d, h, 0, Data("pages of commit \(commit)".utf8))
+            try await d.sync(handle: h)
+            d.closeFile(h)
+            try await d.remove(.rootContainer, "db-journal")
+        }
+        let (_, h) = try await d.create(.rootContainer, "kept", exclusive: true)
+        try write(d, h, 0, Data("kept".utf8))
+        d.closeFile(h)
+        try await d.waitForUpload(ItemIdentifier("/kept"))
+        XCTAssertEqual(served(f, "kept"), Data("kept".utf8))
+        XCTAssertEqual(f.provider.changesAsked, ["upload /kept"])
+        XCTAssertNil(served(f, "db-journal"))
+        XCTAssertEqual(try d.store.journalEntries(), [])
+        _ = d.shutdown(keepContent: true)
+    }
+
+    /// A file closed just before the unmount is sent by it, its grace not waited out.
+    func testAFileClosedAsTheUnmountBeginsIsSent() async throws {
+        let f = try LocalFixture()
+        var o = DomainOptions()
+        o.uploadCloseGrace = 120
+        let d = try f.makeDomain(options: o)
+        _ = try await d.connect()
+        let (_, h) = try await d.create(.rootContainer, "last.txt", exclusive: true)
+        try write(d, h, 0, Data("last words".utf8))
+        d.closeFile(h)
+        let started = Date()
+        let failed = await d.drainUploads { _, _ in }
+        XCTAssertEqual(failed.count, 0)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 60, "sent at once, not after the grace")
+        XCTAssertEqual(served(f, "last.txt"), Data("last words".utf8))
+        let left = await d.stopBackgroundWork(within: 20)
+        XCTAssertEqual(left, 0, "the grace's wait ends with the unmount")
+        _ = d.shutdown(keepContent: true)
+    }
+
     func testARemoteChangeUnderALocalEditMakesAConflictCopyAndKeepsTheRemote() async throws {
         let f = try LocalFixture()
         try f.write("doc.txt", Data("original".utf8))

@@ -52,6 +52,9 @@ final class CoreHarness: @unchecked Sendable {
         // The model's fsync is `--fsync remote`'s: confirmed by the remote, its refusals and
         // conflicts answered to the program (the default, local fsync is checked end to end).
         o.fsyncWaitsForRemote = true
+        // A close's upload starts after its grace, as in a mount; shorter here only so that
+        // each close's settle waits less.
+        o.uploadCloseGrace = 0.002
         return o
     }
 

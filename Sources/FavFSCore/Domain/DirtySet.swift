@@ -83,6 +83,13 @@ struct DirtySet {
         return d
     }
 
+    /// The name the dirty spell `incarnation` goes by now (a rename moves it, `renamed`); nil
+    /// once it ended (uploaded, deleted).
+    func name(of incarnation: Int, lastKnown id: ItemIdentifier) -> ItemIdentifier? {
+        if items[id]?.incarnation == incarnation { return id }
+        return items.first { $0.value.incarnation == incarnation }?.key
+    }
+
     /// An fsync's quiet time ended: upload now when nothing changed since that fsync (at
     /// `generation`), or when the item has been dirty for `maxDelay` already. False when the
     /// dirty spell the fsync saw ended, or an upload runs.

@@ -38,6 +38,10 @@ public struct DomainOptions: Sendable {
     /// returns once the content and its journal row are on this machine's disk, and the upload
     /// follows when the file has gone quiet.
     public var fsyncWaitsForRemote = false
+    /// After the last close of a changed file, its upload starts this many seconds later: long
+    /// enough for a program's next call (an unlink, a rename) to come first, short enough that
+    /// nobody waits for it.
+    public var uploadCloseGrace: Double = 0.02
     /// After a local fsync, the upload starts once the file went this many seconds without a
     /// change (many fsyncs in a row, as a database makes, become one upload)...
     public var uploadQuietTime: Double = 1

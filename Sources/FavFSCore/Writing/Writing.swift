@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Changes made through the mount to files' content: they land in the cache file and make
 /// the item dirty (its journal row first, `markDirty`); the last close (`finishWriting`) or an
@@ -20,6 +21,8 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
     let handles: HandleTable
     let writeBack: WriteBack
     let tasks: OwnedTasks
+    /// Closes whose upload waits out `uploadCloseGrace` now (`uploadAfterClose`).
+    let closesInGrace = Atomic<Int>(0)
     /// The remote's largest file (`WritableProvider.maxFileSize`), read once: checked on every write.
     let maxFileSize: Int64?
     let log = Logger(label: "favfs.domain")
@@ -110,7 +113,30 @@ final class Writing: WriteBackHost, ReportsRemoteErrors {
         placeholders.whileNoPlaceholderIsWritten { content.persist(f.entry, with: placeholders.cachedItem(id)) }
         let stillOpen = handles.hasWriter(of: f.entry)
         if !stillOpen { writeBack.endStream(id, length: f.entry.withLock { es in es.size }) }
-        if !stillOpen && isDirty(id) { writeBack.scheduleUpload(id, host: self) }
+        if !stillOpen && isDirty(id) { uploadAfterClose(id) }
+    }
+
+    /// The upload a last close starts, `uploadCloseGrace` later: a program that closes a file
+    /// and at once deletes it (sqlite's rollback journal, at every commit) sends nothing, where
+    /// the upload started first made the unlink wait for it and then delete it at the server.
+    /// The same spell of changes only (`incarnation`): a file deleted and made again meanwhile
+    /// is the later close's to send.
+    func uploadAfterClose(_ id: ItemIdentifier) {
+        let grace = options.uploadCloseGrace
+        guard grace > 0, let incarnation = lock.withLock({ s in s.dirty[id]?.incarnation }) else {
+            return writeBack.scheduleUpload(id, host: self)
+        }
+        closesInGrace.add(1, ordering: .relaxed)
+        let started = tasks.start(priority: .utility) { [self] in
+            defer { closesInGrace.subtract(1, ordering: .relaxed) }
+            try? await Task.sleep(nanoseconds: UInt64(grace * 1e9))
+            // Unmounting: `drainUploads` sends every dirty item itself.
+            if Task.isCancelled { return }
+            // Renamed meanwhile (its parent folder, in a rename that began before this close):
+            // its upload is due under the name it has now.
+            if let now = lock.withLock({ s in s.dirty.name(of: incarnation, lastKnown: id) }) { writeBack.scheduleUpload(now, host: self) }
+        }
+        if !started { closesInGrace.subtract(1, ordering: .relaxed) }
     }
 
     /// fsync: the cache file and its journal row on this machine's disk; the upload follows
