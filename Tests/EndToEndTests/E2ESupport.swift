@@ -26,6 +26,21 @@ enum E2EGate {
     }
 }
 
+extension XCTestCase {
+    /// A private Apache mod_dav and favfs mounted over it (`extraArgs` given to `favfs mount`),
+    /// both gone when the test ends.
+    func mountedOverApache(extraArgs: [String] = []) throws -> (apache: ApacheServer, mount: MountedFavFS) {
+        try E2EGate.require(apache: true)
+        let apache = try ApacheServer()
+        try apache.start()
+        addTeardownBlock { apache.remove() }
+        let m = try MountedFavFS(remote: apache.davURL)
+        addTeardownBlock { m.tearDown() }
+        try m.mountOrThrow(extraArgs: extraArgs)
+        return (apache, m)
+    }
+}
+
 /// A test case with a scratch folder under /tmp (`scratch`) and the mounts it made (`mounts`):
 /// both go at tearDown. Subclasses say whether they need Apache and how the folder is named.
 class ScratchMountTestCase: XCTestCase {

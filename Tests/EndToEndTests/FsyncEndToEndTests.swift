@@ -9,13 +9,7 @@ import XCTest
 /// survives the daemon killed with -9 right after it; the next mount uploads it.
 final class FsyncEndToEndTests: XCTestCase {
     func testRemoteFsyncReturnsWhileAnotherThreadKeepsWriting() throws {
-        try E2EGate.require(apache: true)
-        let apache = try ApacheServer()
-        try apache.start()
-        defer { apache.remove() }
-        let m = try MountedFavFS(remote: apache.davURL)
-        defer { m.tearDown() }
-        try m.mountOrThrow(extraArgs: ["--fsync", "remote"])
+        let (apache, m) = try mountedOverApache(extraArgs: ["--fsync", "remote"])
 
         let path = m.path + "/busy.bin"
         let fd = open(path, O_CREAT | O_WRONLY, 0o644)
@@ -145,13 +139,7 @@ final class FsyncEndToEndTests: XCTestCase {
     /// `PUT`, a `HEAD` and a `DELETE` for each). A few are allowed for a daemon the machine
     /// starves for longer than that moment.
     func testFilesDeletedRightAfterTheirCloseStayOffTheServer() throws {
-        try E2EGate.require(apache: true)
-        let apache = try ApacheServer()
-        try apache.start()
-        defer { apache.remove() }
-        let m = try MountedFavFS(remote: apache.davURL)
-        defer { m.tearDown() }
-        try m.mountOrThrow()
+        let (apache, m) = try mountedOverApache()
         let commits = 40, scratchFiles = 30
         var script = "CREATE TABLE t(a INTEGER, b TEXT);\n"
         for tx in 0..<commits {
@@ -184,13 +172,7 @@ final class FsyncEndToEndTests: XCTestCase {
 
     /// Many fsyncs in a row (a database's commits) become few uploads, soon after they stop.
     func testLocalFsyncsInARowAreUploadedOnceQuiet() throws {
-        try E2EGate.require(apache: true)
-        let apache = try ApacheServer()
-        try apache.start()
-        defer { apache.remove() }
-        let m = try MountedFavFS(remote: apache.davURL)
-        defer { m.tearDown() }
-        try m.mountOrThrow()
+        let (apache, m) = try mountedOverApache()
         let fd = open(m.path + "/log.bin", O_CREAT | O_WRONLY, 0o644)
         XCTAssertGreaterThanOrEqual(fd, 0)
         var expected = Data()
