@@ -68,6 +68,8 @@ final class RecordingProvider: Provider, @unchecked Sendable {
     var uploadDelay: UInt64 = 0
     /// Nanoseconds each listing takes on top of the real one (a slow server).
     var listingDelay: UInt64 = 0
+    /// Nanoseconds each move waits first (a rename still at the server).
+    var moveDelay: UInt64 = 0
     /// Runs before each time is set (it may throw, as a server in trouble would, or wait).
     var setModifiedHook: (@Sendable (ItemIdentifier) async throws -> Void)?
 
@@ -152,7 +154,8 @@ extension RecordingProvider: WritableProvider {
         try await w.delete(item)
     }
     func move(_ item: Item, to destination: ItemIdentifier, replacing: Bool) async throws -> Item {
-        try await w.move(item, to: destination, replacing: replacing)
+        if moveDelay > 0 { try await Task.sleep(nanoseconds: moveDelay) }
+        return try await w.move(item, to: destination, replacing: replacing)
     }
     func setModified(_ id: ItemIdentifier, to time: Timestamp) async throws -> Item {
         if let hook = setModifiedHook { try await hook(id) }

@@ -57,6 +57,33 @@ final class WriteBackTests: XCTestCase {
         _ = d.shutdown(keepContent: true)
     }
 
+    /// A file changed and closed while its folder is being renamed at the server: its close's
+    /// grace ends after the rename, and the upload goes under the name the file has then (the
+    /// old name is gone: nothing would send it until the unmount).
+    func testAFileClosedDuringItsFoldersRenameIsSentUnderTheNewName() async throws {
+        let f = try LocalFixture()
+        try f.write("f/x.txt", Data("old".utf8))
+        var o = DomainOptions()
+        o.uploadCloseGrace = 1
+        let d = try f.makeDomain(options: o)
+        _ = try await d.children(of: .rootContainer)
+        _ = try await d.children(of: ItemIdentifier("/f"))
+        f.provider.moveDelay = 500_000_000
+        let rename = Task { try await d.rename(.rootContainer, "f", to: .rootContainer, "g", noReplace: false) }
+        try await Task.sleep(nanoseconds: 150_000_000)  // the rename's move is at the server now
+        let (h, _) = try await d.openFile(ItemIdentifier("/f/x.txt"), write: true, truncate: true)
+        try write(d, h, 0, Data("written during the rename".utf8))
+        d.closeFile(h)
+        _ = try await rename.value
+        let target = f.served.appendingPathComponent("g/x.txt")
+        for _ in 0..<500 where (try? Data(contentsOf: target)) != Data("written during the rename".utf8) {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        XCTAssertEqual(served(f, "g/x.txt"), Data("written during the rename".utf8), "not sent after the rename")
+        XCTAssertEqual(try d.store.journalEntries(), [])
+        _ = d.shutdown(keepContent: true)
+    }
+
     /// A file closed just before the unmount is sent by it, its grace not waited out.
     func testAFileClosedAsTheUnmountBeginsIsSent() async throws {
         let f = try LocalFixture()
